@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Types and constants shared by the BPF policy (main.bpf.c) and the Rust
+ * loader. Rust sees them through the bindings scx_cargo generates from this
+ * file, so the two sides cannot drift.
+ */
+#ifndef __SCX_TICK_INTF_H
+#define __SCX_TICK_INTF_H
+
+#ifndef __VMLINUX_H__
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef int s32;
+typedef unsigned long long u64;
+typedef long long s64;
+#endif
+
+enum tick_consts {
+	MAX_CPUS = 1024,
+	MAX_GROUPS = 16,
+	/* deepest cgroup nesting looked at when classifying a task */
+	MAX_CGROUP_DEPTH = 16,
+	/* cpu DSQ ids are the cpu number; these two follow them */
+	DSQ_GLOBAL_TICK = MAX_CPUS,
+	DSQ_OTHER = MAX_CPUS + 1,
+	/* a start is counted as a late start from this lateness on */
+	LATE_START_NS = 1000 * 1000,
+	/* never lend a tick CPU for less than this */
+	MIN_LEND_NS = 50 * 1000,
+	/* log2 buckets of the lateness/overshoot histograms (1 us .. ~1 s) */
+	NR_HIST_BUCKETS = 32,
+};
+
+/* Per-CPU counters, summed by userspace. */
+struct cpu_stats {
+	u64 ticks;            /* ticks started (runner wake-ups) */
+	u64 misses;           /* deadline misses, once per tick */
+	u64 late_starts;      /* ticks whose start lateness was >= LATE_START_NS */
+	u64 dispatch_local;   /* runner taken from this CPU's EDF queue */
+	u64 dispatch_global;  /* runner taken from the global EDF queue */
+	u64 dispatch_stolen;  /* runner stolen from another tick CPU's queue */
+	u64 dispatch_other;   /* other task taken from the fair queue */
+	u64 steals_refused;   /* a steal candidate's head was below the threshold */
+	u64 lends;            /* a tick CPU ran other work while its runners slept */
+};
+
+/* A tick group as userspace registers it, keyed by cgroup id. */
+struct tick_group {
+	u32 idx;
+	u32 pad;
+	u64 period_ns;
+	u64 deadline_ns;
+};
+
+#endif /* __SCX_TICK_INTF_H */

@@ -1,0 +1,719 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_tick: earliest-deadline-first scheduling for tick runners.
+ *
+ * A tick runner is a thread in a tick group (a cgroup registered by
+ * userspace, or any cgroup below it). Each time it wakes, a tick starts with
+ * deadline = wake time + the group's relative deadline. Runners wait in one
+ * EDF queue per tick CPU (their home CPU) or in a global EDF queue when they
+ * have no home. A tick CPU polls in the order of the seed's Affinity
+ * scheduler (see poll_tick(); src/dispatch.rs models the same decision) and
+ * only then lends itself to other work. Everything else runs from one fair
+ * vtime queue, on the non-tick CPUs first.
+ */
+#include <scx/common.bpf.h>
+#include "intf.h"
+
+char _license[] SEC("license") = "GPL";
+
+UEI_DEFINE(uei);
+
+/* Configuration, written by userspace between open and load. */
+const volatile u32 nr_tick_cpus;
+const volatile s32 tick_cpus[MAX_CPUS];         /* round-robin order */
+const volatile u32 tick_index_plus1[MAX_CPUS];  /* cpu -> index + 1, 0: not a tick CPU */
+const volatile u64 group_deadline_ns[MAX_GROUPS];
+const volatile u64 steal_threshold_ns = 3000000;
+const volatile u64 run_tasks_buffer_ns = 100000;
+const volatile u64 other_slice_ns = 5000000;
+const volatile bool work_stealing = true;
+const volatile bool mid_tick_tasks = true;
+
+/* Bumped by userspace whenever tick_groups changes: forces reclassification. */
+u32 groups_gen;
+/* Fair-queue clock of the other tasks. */
+static u64 vtime_now;
+
+private(TICK) struct bpf_cpumask __kptr *tick_cpumask;
+private(TICK) struct bpf_cpumask __kptr *other_cpumask;
+
+/* cgroup id -> tick group */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_GROUPS);
+	__type(key, u64);
+	__type(value, struct tick_group);
+} tick_groups SEC(".maps");
+
+/* tid -> home CPU (soft pinning), maintained by userspace */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, s32);
+} home_cpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct cpu_stats);
+} stats SEC(".maps");
+
+struct task_ctx {
+	u64 cgid;           /* cgroup id the classification below was made for */
+	u32 groups_gen;
+	s32 group;          /* tick group index, -1: other task */
+	bool tick_queued;   /* enqueued on the tick path (runner that can run on a tick CPU) */
+	bool started;       /* this tick has been on a CPU */
+	bool missed;        /* this tick's miss is already counted */
+	u64 wake_at;        /* start of the current tick */
+	u64 deadline;       /* absolute deadline of the current tick */
+	u64 wake_interval;  /* EWMA of the time between wake-ups, predicts the next tick */
+	u64 run_start;      /* when it last got a CPU */
+	u64 vtime;          /* fair-queue vtime while it is an other task */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctxs SEC(".maps");
+
+struct cpu_ctx {
+	bool running_tick;  /* the current task is a tick runner */
+	u32 steal_rr;       /* round-robin position among the other tick CPUs */
+	u64 next_wake;      /* predicted next wake of a runner homed here */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct cpu_ctx);
+} cpu_ctxs SEC(".maps");
+
+/* One timer per tick CPU: wakes an idle tick CPU once a queued runner becomes stealable. */
+struct steal_timer {
+	struct bpf_timer timer;
+	u64 armed_until;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct steal_timer);
+} steal_timers SEC(".maps");
+
+static struct task_ctx *lookup_task_ctx(struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+}
+
+static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
+{
+	u32 zero = 0;
+
+	if (cpu < 0)
+		return bpf_map_lookup_elem(&cpu_ctxs, &zero);
+	return bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+}
+
+#define STAT_INC(field)                                                        \
+	do {                                                                   \
+		u32 __zero = 0;                                                \
+		struct cpu_stats *__s = bpf_map_lookup_elem(&stats, &__zero);  \
+		if (__s)                                                       \
+			__s->field++;                                          \
+	} while (0)
+
+/* Index of @cpu among the tick CPUs, or -1. */
+static s32 tick_index(s32 cpu)
+{
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return -1;
+	return (s32)tick_index_plus1[cpu] - 1;
+}
+
+/*
+ * Tick group of @p, or -1. The cgroup walk only happens when the task's
+ * cgroup or the set of groups changed since the last look.
+ */
+static s32 classify(struct task_struct *p, struct task_ctx *tctx)
+{
+	struct cgroup *cgrp = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+	u64 cgid = BPF_CORE_READ(cgrp, kn, id);
+	u32 gen = groups_gen;
+	int i;
+
+	if (cgid == tctx->cgid && gen == tctx->groups_gen)
+		return tctx->group;
+
+	tctx->cgid = cgid;
+	tctx->groups_gen = gen;
+	tctx->group = -1;
+	for (i = 0; i < MAX_CGROUP_DEPTH && cgrp; i++) {
+		struct cgroup_subsys_state *parent;
+		struct tick_group *g;
+		u64 id = BPF_CORE_READ(cgrp, kn, id);
+
+		g = bpf_map_lookup_elem(&tick_groups, &id);
+		if (g) {
+			tctx->group = g->idx < MAX_GROUPS ? g->idx : -1;
+			break;
+		}
+		parent = BPF_CORE_READ(cgrp, self.parent);
+		if (!parent)
+			break;
+		cgrp = container_of(parent, struct cgroup, self);
+	}
+	return tctx->group;
+}
+
+static u64 group_deadline(s32 group)
+{
+	if (group < 0 || group >= MAX_GROUPS)
+		return 0;
+	return group_deadline_ns[group];
+}
+
+/* Home CPU of a runner if it has a usable one, else -1. */
+static s32 home_cpu(struct task_struct *p)
+{
+	u32 tid = p->pid;
+	s32 *home = bpf_map_lookup_elem(&home_cpus, &tid);
+
+	if (!home || tick_index(*home) < 0 || !bpf_cpumask_test_cpu(*home, p->cpus_ptr))
+		return -1;
+	return *home;
+}
+
+/* A runner whose affinity leaves no tick CPU must run as other work, or it would stall. */
+static bool can_run_on_tick_cpu(struct task_struct *p)
+{
+	struct bpf_cpumask *mask = tick_cpumask;
+
+	return mask && bpf_cpumask_intersects(cast_mask(mask), p->cpus_ptr);
+}
+
+static bool can_run_on_other_cpu(struct task_struct *p)
+{
+	struct bpf_cpumask *mask = other_cpumask;
+
+	return mask && bpf_cpumask_intersects(cast_mask(mask), p->cpus_ptr);
+}
+
+/*
+ * A runner queued on @cpu behind another runner becomes stealable once its
+ * start lateness passes the threshold; wake an idle tick CPU at that moment
+ * so it can poll it. An earlier pending expiry is never pushed back.
+ */
+static void arm_steal_timer(s32 cpu, struct task_ctx *tctx, u64 now)
+{
+	struct steal_timer *st;
+	u32 key = cpu;
+	u64 due = tctx->wake_at + steal_threshold_ns + 10000;
+
+	if (!work_stealing || nr_tick_cpus < 2)
+		return;
+	st = bpf_map_lookup_elem(&steal_timers, &key);
+	if (!st || (st->armed_until > now && st->armed_until <= due))
+		return;
+	st->armed_until = due;
+	bpf_timer_start(&st->timer, due > now ? due - now : 0, 0);
+}
+
+static int steal_timerfn(void *map, int *key, struct steal_timer *st)
+{
+	struct bpf_cpumask *mask = tick_cpumask;
+	s32 cpu;
+
+	if (!mask)
+		return 0;
+	cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
+	if (cpu >= 0)
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return 0;
+}
+
+/* A runner was queued for @cpu: make that CPU look at it now unless it already runs a runner. */
+static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (!cctx)
+		return;
+	if (cctx->running_tick)
+		arm_steal_timer(cpu, tctx, now);
+	else
+		/* idle or running other work: a waking runner preempts it at once */
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+}
+
+/* A homeless runner was queued globally: find a tick CPU not busy with a runner. */
+static void kick_for_global(struct task_struct *p)
+{
+	struct bpf_cpumask *mask = tick_cpumask;
+	s32 cpu;
+	u32 i;
+
+	if (!mask)
+		return;
+	cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
+	if (cpu >= 0 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
+	}
+	bpf_for(i, 0, nr_tick_cpus) {
+		struct cpu_ctx *cctx;
+
+		if (i >= MAX_CPUS)
+			break;
+		cpu = tick_cpus[i];
+		cctx = lookup_cpu_ctx(cpu);
+		if (cctx && !cctx->running_tick && bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+			return;
+		}
+	}
+}
+
+s32 BPF_STRUCT_OPS(tick_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct bpf_cpumask *mask;
+	s32 cpu;
+
+	if (tctx && classify(p, tctx) >= 0 && can_run_on_tick_cpu(p)) {
+		/* runners are placed in enqueue (home or global queue); stay near home */
+		cpu = home_cpu(p);
+		return cpu >= 0 ? cpu : prev_cpu;
+	}
+
+	/* other work: an idle non-tick CPU, directly */
+	mask = other_cpumask;
+	if (!mask)
+		return prev_cpu;
+	cpu = scx_bpf_select_cpu_and(p, prev_cpu, wake_flags, cast_mask(mask), 0);
+	if (cpu >= 0) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, other_slice_ns, 0);
+		return cpu;
+	}
+	return prev_cpu;
+}
+
+static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
+{
+	u64 now = scx_bpf_now();
+	s32 home = home_cpu(p);
+	u64 slice = group_deadline(tctx->group);
+
+	if (!tctx->wake_at) {
+		/* became a runner while runnable: start its tick now */
+		tctx->wake_at = now;
+		tctx->deadline = now + slice;
+	}
+	tctx->tick_queued = true;
+	/* the slice only bounds how long others on this CPU wait (kthreads) */
+	if (home >= 0) {
+		scx_bpf_dsq_insert_vtime(p, home, slice, tctx->deadline, enq_flags);
+		kick_home(home, tctx, now);
+	} else {
+		scx_bpf_dsq_insert_vtime(p, DSQ_GLOBAL_TICK, slice, tctx->deadline, enq_flags);
+		kick_for_global(p);
+	}
+}
+
+static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
+{
+	struct bpf_cpumask *mask;
+	u64 vtime;
+	s32 cpu;
+
+	if (tctx)
+		tctx->tick_queued = false;
+
+	/*
+	 * Never stall: per-CPU kthreads, and tasks allowed only on tick CPUs,
+	 * run where they are, whatever mid-tick lending says.
+	 */
+	if (p->nr_cpus_allowed == 1 || !can_run_on_other_cpu(p)) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, other_slice_ns, enq_flags);
+		return;
+	}
+
+	vtime = tctx ? tctx->vtime : vtime_now;
+	if (time_before(vtime, vtime_now - other_slice_ns))
+		vtime = vtime_now - other_slice_ns;
+	scx_bpf_dsq_insert_vtime(p, DSQ_OTHER, other_slice_ns, vtime, enq_flags);
+
+	mask = other_cpumask;
+	if (mask) {
+		cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
+		if (cpu >= 0) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			return;
+		}
+	}
+	mask = tick_cpumask;
+	if (mid_tick_tasks && mask) {
+		cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
+		if (cpu >= 0)
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	}
+}
+
+void BPF_STRUCT_OPS(tick_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx && classify(p, tctx) >= 0 && can_run_on_tick_cpu(p))
+		enqueue_tick(p, tctx, enq_flags);
+	else
+		enqueue_other(p, tctx, enq_flags);
+}
+
+static struct task_struct *peek(u64 dsq_id)
+{
+	return __COMPAT_scx_bpf_dsq_peek(dsq_id);
+}
+
+/*
+ * Steal the head of @victim's queue if it is stealable: its start lateness
+ * is above the threshold and it may run here. Only the head is looked at.
+ */
+static bool try_steal(s32 cpu, s32 victim, u64 now)
+{
+	struct task_struct *p;
+	bool stolen = false;
+
+	bpf_for_each(scx_dsq, p, victim, 0) {
+		struct task_ctx *tctx = lookup_task_ctx(p);
+
+		if (!tctx || now - tctx->wake_at <= steal_threshold_ns) {
+			STAT_INC(steals_refused);
+			break;
+		}
+		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
+		    scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			STAT_INC(dispatch_stolen);
+			stolen = true;
+		}
+		break;
+	}
+	return stolen;
+}
+
+/* The next steal candidate, round-robin over the other tick CPUs. */
+static s32 next_victim(struct cpu_ctx *cctx, s32 self)
+{
+	u32 n = nr_tick_cpus;
+	u32 idx;
+
+	if (n < 2)
+		return -1;
+	cctx->steal_rr = (cctx->steal_rr + 1) % (n - 1);
+	idx = ((u32)self + 1 + cctx->steal_rr) % n;
+	if (idx >= MAX_CPUS)
+		return -1;
+	return tick_cpus[idx];
+}
+
+/*
+ * The seed's polling order on tick CPU @cpu (index @self):
+ *   1. peek the local and the global head; an overdue head wins (both
+ *      overdue: the earlier deadline);
+ *   2. else look at ONE steal candidate, round-robin, and take its head if
+ *      it is stealable (a CPU with nothing else to run keeps polling the
+ *      candidates, as the seed's idle runner would);
+ *   3. else take the earlier of the two heads.
+ * Mirrors dispatch::poll() in src/dispatch.rs.
+ */
+static bool poll_tick(s32 cpu, s32 self, struct cpu_ctx *cctx)
+{
+	struct task_struct *local = peek(cpu), *global = peek(DSQ_GLOBAL_TICK);
+	u64 now = scx_bpf_now();
+	u64 ld = local ? local->scx.dsq_vtime : 0;
+	u64 gd = global ? global->scx.dsq_vtime : 0;
+	bool local_overdue = local && time_before(ld, now);
+	bool global_overdue = global && time_before(gd, now);
+	bool take_local = local && (!global || !time_before(gd, ld));
+	u32 tries, i;
+
+	if (local_overdue || global_overdue) {
+		/* an overdue head wins; both overdue: the earlier deadline */
+		bool pick_local = local_overdue && (!global_overdue || !time_before(gd, ld));
+
+		if (pick_local && scx_bpf_dsq_move_to_local(cpu, 0)) {
+			STAT_INC(dispatch_local);
+			return true;
+		}
+		if (!pick_local && scx_bpf_dsq_move_to_local(DSQ_GLOBAL_TICK, 0)) {
+			STAT_INC(dispatch_global);
+			return true;
+		}
+	}
+
+	if (work_stealing) {
+		tries = (local || global) ? 1 : nr_tick_cpus - 1;
+		bpf_for(i, 0, tries) {
+			s32 victim = next_victim(cctx, self);
+
+			if (victim < 0)
+				break;
+			if (try_steal(cpu, victim, now))
+				return true;
+		}
+	}
+
+	if (take_local && scx_bpf_dsq_move_to_local(cpu, 0)) {
+		STAT_INC(dispatch_local);
+		return true;
+	}
+	if (global && scx_bpf_dsq_move_to_local(DSQ_GLOBAL_TICK, 0)) {
+		STAT_INC(dispatch_global);
+		return true;
+	}
+	return false;
+}
+
+/* How long a tick CPU may lend itself to other work before its next runner wakes. */
+static u64 lend_window(struct cpu_ctx *cctx, u64 now)
+{
+	u64 wake = cctx->next_wake;
+
+	if (!wake || time_before_eq(wake, now))
+		return other_slice_ns;
+	if (wake - now <= run_tasks_buffer_ns)
+		return 0;
+	return wake - now - run_tasks_buffer_ns;
+}
+
+void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
+{
+	struct cpu_ctx *cctx;
+	s32 self = tick_index(cpu);
+
+	if (self < 0) {
+		if (scx_bpf_dsq_move_to_local(DSQ_OTHER, 0))
+			STAT_INC(dispatch_other);
+		return;
+	}
+
+	cctx = lookup_cpu_ctx(-1);
+	if (!cctx || poll_tick(cpu, self, cctx))
+		return;
+
+	/* the runners sleep: lend the CPU to other work if the next tick is far enough */
+	if (mid_tick_tasks && lend_window(cctx, scx_bpf_now()) >= MIN_LEND_NS &&
+	    scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
+		STAT_INC(dispatch_other);
+		STAT_INC(lends);
+	}
+}
+
+void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	u64 now, interval;
+	s32 group;
+
+	if (!tctx)
+		return;
+	group = classify(p, tctx);
+	if (group < 0)
+		return;
+
+	/* a tick starts */
+	now = scx_bpf_now();
+	if (tctx->wake_at) {
+		interval = now - tctx->wake_at;
+		tctx->wake_interval = tctx->wake_interval ?
+			(tctx->wake_interval * 3 + interval) / 4 : interval;
+	}
+	tctx->wake_at = now;
+	tctx->deadline = now + group_deadline(group);
+	tctx->started = false;
+	tctx->missed = false;
+	STAT_INC(ticks);
+}
+
+void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
+	u64 now = scx_bpf_now();
+	s32 cpu;
+
+	if (!tctx || !cctx)
+		return;
+	tctx->run_start = now;
+	cctx->running_tick = tctx->tick_queued;
+
+	if (tctx->tick_queued) {
+		if (!tctx->started) {
+			tctx->started = true;
+			if (now - tctx->wake_at >= LATE_START_NS)
+				STAT_INC(late_starts);
+		}
+		return;
+	}
+
+	if (time_before(vtime_now, tctx->vtime))
+		vtime_now = tctx->vtime;
+	/* other work on a tick CPU must end run_tasks_buffer before the next tick */
+	cpu = scx_bpf_task_cpu(p);
+	if (tick_index(cpu) >= 0) {
+		u64 window = lend_window(cctx, now);
+
+		if (window < MIN_LEND_NS)
+			window = MIN_LEND_NS;
+		if (p->scx.slice > window)
+			p->scx.slice = window;
+	}
+}
+
+static void account_miss(struct task_ctx *tctx, u64 now)
+{
+	if (!tctx->missed && tctx->deadline && time_after(now, tctx->deadline)) {
+		tctx->missed = true;
+		STAT_INC(misses);
+	}
+}
+
+void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
+	u64 now = scx_bpf_now();
+
+	if (cctx)
+		cctx->running_tick = false;
+	if (!tctx)
+		return;
+	if (tctx->tick_queued) {
+		/* still running past the deadline counts as a miss too */
+		account_miss(tctx, now);
+		return;
+	}
+	/* fair share among other tasks, scaled by weight */
+	tctx->vtime += (now - tctx->run_start) * 100 / p->scx.weight;
+}
+
+void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cpu_ctx *cctx;
+	u64 now, next;
+	s32 home;
+
+	if (!tctx || !tctx->tick_queued || !(deq_flags & SCX_DEQ_SLEEP))
+		return;
+
+	/* the tick ends */
+	now = scx_bpf_now();
+	account_miss(tctx, now);
+
+	/* remember when the home CPU's next runner is expected, for lending */
+	home = home_cpu(p);
+	if (home < 0)
+		home = scx_bpf_task_cpu(p);
+	if (!tctx->wake_interval || tick_index(home) < 0)
+		return;
+	cctx = lookup_cpu_ctx(home);
+	if (!cctx)
+		return;
+	next = tctx->wake_at + tctx->wake_interval;
+	if (time_before(cctx->next_wake, now) || time_before(next, cctx->next_wake))
+		cctx->next_wake = next;
+}
+
+s32 BPF_STRUCT_OPS(tick_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	struct task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
+		return -ENOMEM;
+	tctx->group = -1;
+	tctx->vtime = vtime_now;
+	return 0;
+}
+
+static s32 build_cpumask(struct bpf_cpumask __kptr **slot, bool tick)
+{
+	struct bpf_cpumask *mask;
+	s32 cpu;
+
+	mask = bpf_cpumask_create();
+	if (!mask)
+		return -ENOMEM;
+	bpf_for(cpu, 0, MAX_CPUS) {
+		if (cpu >= scx_bpf_nr_cpu_ids())
+			break;
+		if ((tick_index(cpu) >= 0) == tick)
+			bpf_cpumask_set_cpu(cpu, mask);
+	}
+	mask = bpf_kptr_xchg(slot, mask);
+	if (mask)
+		bpf_cpumask_release(mask);
+	return 0;
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(tick_init)
+{
+	s32 ret;
+	u32 i;
+
+	ret = build_cpumask(&tick_cpumask, true);
+	if (!ret)
+		ret = build_cpumask(&other_cpumask, false);
+	if (ret)
+		return ret;
+
+	ret = scx_bpf_create_dsq(DSQ_GLOBAL_TICK, -1);
+	if (!ret)
+		ret = scx_bpf_create_dsq(DSQ_OTHER, -1);
+	if (ret)
+		return ret;
+
+	bpf_for(i, 0, nr_tick_cpus) {
+		struct steal_timer *st;
+		s32 cpu;
+
+		if (i >= MAX_CPUS)
+			break;
+		cpu = tick_cpus[i];
+		ret = scx_bpf_create_dsq(cpu, -1);
+		if (ret) {
+			scx_bpf_error("failed to create the EDF queue of tick CPU %d", cpu);
+			return ret;
+		}
+		st = bpf_map_lookup_elem(&steal_timers, &cpu);
+		if (!st)
+			return -ENOENT;
+		bpf_timer_init(&st->timer, &steal_timers, CLOCK_MONOTONIC);
+		bpf_timer_set_callback(&st->timer, steal_timerfn);
+	}
+	return 0;
+}
+
+void BPF_STRUCT_OPS(tick_exit, struct scx_exit_info *ei)
+{
+	UEI_RECORD(uei, ei);
+}
+
+SCX_OPS_DEFINE(tick_ops,
+	       .select_cpu = (void *)tick_select_cpu,
+	       .enqueue = (void *)tick_enqueue,
+	       .dispatch = (void *)tick_dispatch,
+	       .runnable = (void *)tick_runnable,
+	       .running = (void *)tick_running,
+	       .stopping = (void *)tick_stopping,
+	       .quiescent = (void *)tick_quiescent,
+	       .init_task = (void *)tick_init_task,
+	       .init = (void *)tick_init,
+	       .exit = (void *)tick_exit,
+	       .name = "scx_tick");

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Bring a bare Debian bookworm machine to the point where scx_tick builds and
+# its VM tests run. Idempotent: a second run downloads nothing.
+#
+#   scripts/setup.sh            packages + guest kernel + release build
+#   scripts/setup.sh --no-build packages + guest kernel only
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/common.sh
+source "$ROOT/scripts/common.sh"
+
+BUILD=1
+[[ "${1:-}" == "--no-build" ]] && BUILD=0
+
+SUDO=""
+[[ $EUID -ne 0 ]] && SUDO="sudo"
+
+# Packages from bookworm itself (the host's own suite: never upgrades libc).
+HOST_PKGS=(clang-19 llvm-19 libclang1-19 libelf-dev zlib1g-dev pkg-config
+  busybox-static stress-ng rt-tests procps kmod)
+# Newer tools from bookworm-backports (built against bookworm's libc).
+BPO_PKGS=(qemu-system-x86 bpftool)
+
+apt_sources() {
+  # trixie-backports is only used to *download* the guest kernel; pin it (and
+  # trixie) at 50 so nothing is ever installed from it by accident.
+  local src=/etc/apt/sources.list.d/scx_tick.sources
+  local pin=/etc/apt/preferences.d/scx_tick.pref
+  local want_src
+  want_src=$(cat <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports trixie-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+)
+  local want_pin
+  want_pin=$(cat <<'PIN'
+Package: *
+Pin: release n=trixie-backports
+Pin-Priority: 50
+
+Package: *
+Pin: release n=bookworm-backports
+Pin-Priority: 100
+PIN
+)
+  local changed=0
+  if [[ "$(cat "$src" 2>/dev/null)" != "$want_src" ]]; then
+    echo "$want_src" | $SUDO tee "$src" >/dev/null; changed=1
+  fi
+  if [[ "$(cat "$pin" 2>/dev/null)" != "$want_pin" ]]; then
+    echo "$want_pin" | $SUDO tee "$pin" >/dev/null; changed=1
+  fi
+  # apt-cache needs fresh lists; refresh when sources changed or lists are old.
+  local stamp=/var/lib/apt/lists/scx_tick.stamp
+  if [[ $changed -eq 1 || ! -e $stamp || -n "$(find "$stamp" -mmin +1440 2>/dev/null)" ]]; then
+    log "apt-get update"
+    $SUDO apt-get update -qq
+    $SUDO touch "$stamp"
+  fi
+}
+
+missing_pkgs() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+
+install_pkgs() {
+  local miss
+  mapfile -t miss < <(missing_pkgs "${HOST_PKGS[@]}")
+  if [[ ${#miss[@]} -gt 0 ]]; then
+    log "installing ${miss[*]}"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends -t bookworm "${miss[@]}" >/tmp/scx_tick-apt.log 2>&1 \
+      || { tail -20 /tmp/scx_tick-apt.log; die "apt-get install failed"; }
+  fi
+  mapfile -t miss < <(missing_pkgs "${BPO_PKGS[@]}")
+  if [[ ${#miss[@]} -gt 0 ]]; then
+    log "installing ${miss[*]} from bookworm-backports"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends -t bookworm-backports "${miss[@]}" \
+      >/tmp/scx_tick-apt.log 2>&1 || { tail -20 /tmp/scx_tick-apt.log; die "apt-get install failed"; }
+  fi
+  # Guard: the host's libc must still come from bookworm.
+  if dpkg-query -W -f='${Version}' libc6 | grep -qvE '^2\.36'; then
+    die "libc6 is not bookworm's 2.36 any more: check /etc/apt/preferences.d"
+  fi
+}
+
+check_rust() {
+  command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (>= $RUST_MIN)"
+  local have
+  have=$(rustc --version | awk '{print $2}')
+  if [[ "$(printf '%s\n%s\n' "$RUST_MIN" "$have" | sort -V | head -1)" != "$RUST_MIN" ]]; then
+    die "rustc $have is too old: the scx crates need >= $RUST_MIN (rustup update stable)"
+  fi
+}
+
+# The guest kernel: the newest 7.x amd64 kernel in trixie-backports whose
+# config has CONFIG_SCHED_CLASS_EXT=y, unpacked (never installed) into the cache.
+guest_kernel() {
+  if [[ -e "$KERNEL_CACHE/current/vmlinuz" ]]; then
+    log "guest kernel cached: $(readlink "$KERNEL_CACHE/current")"
+    return
+  fi
+  local versions v
+  # Debian splits 7.x kernels into linux-binary / linux-modules / linux-base.
+  mapfile -t versions < <(apt-cache search --names-only '^linux-binary-7\.[0-9.]+\+deb[0-9]+-amd64$' \
+    | awk '{print $1}' | sed 's/^linux-binary-//' | sort -rV)
+  [[ ${#versions[@]} -gt 0 ]] || die "no linux-binary-7.x-amd64 package found in trixie-backports: cannot get a sched_ext guest kernel"
+  for v in "${versions[@]}"; do
+    local dir="$KERNEL_CACHE/$v" tmp
+    if [[ ! -e "$dir/ok" ]]; then
+      log "downloading guest kernel $v"
+      rm -rf "$dir"; mkdir -p "$dir/debs" "$dir/root"
+      (cd "$dir/debs" && apt-get download -q "linux-binary-$v" "linux-modules-$v" "linux-base-$v" 2>&1 | grep -v unsandboxed | tail -2) \
+        || { log "download of $v failed"; continue; }
+      for tmp in "$dir"/debs/*.deb; do dpkg-deb -x "$tmp" "$dir/root"; done
+      rm -rf "$dir/debs"
+      touch "$dir/ok"
+    fi
+    local mdir="$dir/root/usr/lib/modules/$v"
+    local cfg="$mdir/config" vmlinuz="$mdir/vmlinuz"
+    [[ -e "$cfg" ]] || cfg="$dir/root/boot/config-$v"
+    [[ -e "$vmlinuz" ]] || vmlinuz="$dir/root/boot/vmlinuz-$v"
+    if [[ -e "$cfg" ]] && grep -q '^CONFIG_SCHED_CLASS_EXT=y' "$cfg"; then
+      [[ -e "$vmlinuz" ]] || die "kernel $v has no vmlinuz"
+      depmod -b "$dir/root/usr" "$v" 2>/dev/null || /sbin/depmod -b "$dir/root/usr" "$v"
+      ln -sfn "$v" "$KERNEL_CACHE/current.tmp"
+      (cd "$dir" && ln -sfn "$vmlinuz" vmlinuz && ln -sfn "$cfg" config && ln -sfn "$mdir" modules)
+      mv -T "$KERNEL_CACHE/current.tmp" "$KERNEL_CACHE/current"
+      log "guest kernel $v (sched_ext) ready in $dir"
+      return
+    fi
+    log "kernel $v has no CONFIG_SCHED_CLASS_EXT=y; trying an older one"
+  done
+  die "none of ${versions[*]} has CONFIG_SCHED_CLASS_EXT=y: no sched_ext guest kernel available"
+}
+
+apt_sources
+install_pkgs
+check_rust
+mkdir -p "$KERNEL_CACHE"
+guest_kernel
+if [[ $BUILD -eq 1 ]]; then
+  log "cargo build --release"
+  (cd "$ROOT" && cargo build --release --locked -q 2>&1 | tail -20) || die "cargo build failed"
+fi
+log "setup done"

@@ -1,0 +1,62 @@
+//! cgroup v2 helpers: resolve tick group paths to cgroup ids, list threads.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+/// cgroup2 superblock magic (linux/magic.h).
+const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
+
+pub fn is_cgroup2(root: &Path) -> bool {
+    nix::sys::statfs::statfs(root)
+        .map(|s| s.filesystem_type().0 as i64 == CGROUP2_SUPER_MAGIC)
+        .unwrap_or(false)
+}
+
+/// Absolute path and cgroup id (the directory's inode number, which is
+/// what the kernel's kernfs node id is on 64-bit) of a tick group.
+pub fn resolve(root: &Path, path: &str) -> Result<(PathBuf, u64)> {
+    if !is_cgroup2(root) {
+        bail!(
+            "{} is not a cgroup v2 mount; tick groups need the unified cgroup v2 hierarchy \
+             (cgroup v1-only hosts are not supported)",
+            root.display()
+        );
+    }
+    let p = Path::new(path);
+    let abs = if p.is_absolute() { p.to_path_buf() } else { root.join(p) };
+    if !abs.starts_with(root) {
+        bail!("tick group {path:?}: not below the cgroup2 mount {}", root.display());
+    }
+    let meta = std::fs::metadata(&abs).map_err(|e| {
+        anyhow::anyhow!(
+            "tick group {path:?}: cgroup {} does not exist ({e}); create it first (mkdir) or use `scx_tick tag`",
+            abs.display()
+        )
+    })?;
+    if !meta.is_dir() || !abs.join("cgroup.procs").exists() {
+        bail!("tick group {path:?}: {} is not a cgroup directory", abs.display());
+    }
+    Ok((abs, meta.ino()))
+}
+
+/// Thread ids in `cgroup` and every cgroup below it.
+pub fn threads(cgroup: &Path) -> Result<Vec<u32>> {
+    let mut tids = Vec::new();
+    let mut stack = vec![cgroup.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let text = match std::fs::read_to_string(dir.join("cgroup.threads")) {
+            Ok(t) => t,
+            // removed while we walked it
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+        };
+        tids.extend(text.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            stack.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+        }
+    }
+    tids.sort_unstable();
+    Ok(tids)
+}

@@ -1,0 +1,111 @@
+//! Command-line interface. Flag names follow the design vocabulary; the
+//! seed's configuration names are given in the help texts.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "scx_tick",
+    version,
+    about = "Earliest-deadline-first sched_ext scheduling for tick-driven servers",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the CPU topology table and the tick CPUs scx_tick would choose.
+    Topology(TopologyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TopologyArgs {
+    /// Number of tick CPUs to choose (default: half the physical cores).
+    #[arg(long)]
+    pub tick_cpus: Option<String>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args, Default)]
+pub struct RunArgs {
+    /// A tick group: a cgroup v2 path (relative to the cgroup2 mount, or
+    /// absolute) whose threads, and those of every cgroup below it, are tick
+    /// runners. Options follow after commas:
+    /// `PATH[,period=MS][,deadline=MS][,cpus=LIST]`, defaults period=50,
+    /// deadline=period, cpus=all tick CPUs. Repeatable.
+    #[arg(long = "tick-cgroup", value_name = "SPEC")]
+    pub tick_cgroups: Vec<String>,
+
+    /// Tick CPUs: a count (`4`) or a list with ranges (`2,4,6-7`).
+    /// Default: chosen from the topology. (seed: tickRegionAffinity)
+    #[arg(long, value_name = "N|LIST")]
+    pub tick_cpus: Option<String>,
+
+    /// Start lateness after which another tick CPU may steal a queued
+    /// runner, in ms. (seed: stealThresholdMillis)
+    #[arg(long, value_name = "MS")]
+    pub steal_threshold_ms: Option<f64>,
+
+    /// Other work lent a tick CPU must end this long before the runner's
+    /// predicted next wake, in ms. (seed: runTasksBufferMillis)
+    #[arg(long, value_name = "MS")]
+    pub run_tasks_buffer_ms: Option<f64>,
+
+    /// Never steal runners queued on another tick CPU. (seed: enableWorkStealing=false)
+    #[arg(long)]
+    pub no_work_stealing: bool,
+
+    /// Keep tick CPUs for tick runners: do not lend them to other work
+    /// while runners sleep (tasks that can run nowhere else still run).
+    /// (seed: enableMidTickTasks=false)
+    #[arg(long)]
+    pub no_mid_tick: bool,
+
+    /// Time slice of other (non-tick) tasks, in ms.
+    #[arg(long, value_name = "MS")]
+    pub slice_ms: Option<f64>,
+
+    /// Print statistics every N seconds while running (0: off).
+    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
+    pub stats: f64,
+
+    /// Exit debug dump buffer length (0: the kernel default).
+    #[arg(long, default_value_t = 0)]
+    pub exit_dump_len: u32,
+
+    /// More output: -v info about decisions, -vv debug (also libbpf).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Where cgroup2 is mounted.
+    #[arg(long, default_value = "/sys/fs/cgroup", hide = true)]
+    pub cgroup_root: PathBuf,
+}
+
+pub fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => log::LevelFilter::Info,
+        1 => log::LevelFilter::Debug,
+        _ => log::LevelFilter::Trace,
+    };
+    env_logger::Builder::new()
+        .filter_level(level)
+        .parse_env("RUST_LOG")
+        .format(|buf, record| {
+            use std::io::Write;
+            match record.level() {
+                log::Level::Info => writeln!(buf, "scx_tick: {}", record.args()),
+                l => writeln!(buf, "scx_tick: {}: {}", l.as_str().to_lowercase(), record.args()),
+            }
+        })
+        .init();
+}

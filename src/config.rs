@@ -1,0 +1,481 @@
+//! Configuration as typed data, validated before anything is loaded.
+//!
+//! [`Config`] is what the user asked for (CLI flags today; the TOML file
+//! mirrors the same keys). [`Config::validate`] turns it into a [`Plan`]
+//! with every value checked, every default resolved and every error naming
+//! the key, the bad value and what is allowed.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow, bail};
+
+use crate::cli::RunArgs;
+use crate::topology::{self, Machine};
+
+pub const DEFAULT_PERIOD_MS: f64 = 50.0;
+pub const DEFAULT_STEAL_THRESHOLD_MS: f64 = 3.0;
+pub const DEFAULT_RUN_TASKS_BUFFER_MS: f64 = 0.1;
+pub const DEFAULT_SLICE_MS: f64 = 5.0;
+const MAX_PERIOD_MS: f64 = 10_000.0;
+const MIN_PERIOD_MS: f64 = 1.0;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TickCpus {
+    Auto,
+    Count(usize),
+    List(Vec<usize>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupConfig {
+    pub cgroup: String,
+    pub period_ms: f64,
+    pub deadline_ms: Option<f64>,
+    /// Home CPUs for this group's runners (a subset of the tick CPUs).
+    pub cpus: Option<Vec<usize>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub tick_cpus: TickCpus,
+    pub steal_threshold_ms: f64,
+    pub run_tasks_buffer_ms: f64,
+    pub work_stealing: bool,
+    pub mid_tick_tasks: bool,
+    pub slice_ms: f64,
+    pub groups: Vec<GroupConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            tick_cpus: TickCpus::Auto,
+            steal_threshold_ms: DEFAULT_STEAL_THRESHOLD_MS,
+            run_tasks_buffer_ms: DEFAULT_RUN_TASKS_BUFFER_MS,
+            work_stealing: true,
+            mid_tick_tasks: true,
+            slice_ms: DEFAULT_SLICE_MS,
+            groups: Vec::new(),
+        }
+    }
+}
+
+/// A tick group ready to register: cgroup resolved, times in ns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub cgroup: PathBuf,
+    pub cgroup_id: u64,
+    pub period_ns: u64,
+    pub deadline_ns: u64,
+    pub home_cpus: Vec<usize>,
+}
+
+/// A validated configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub tick_cpus: Vec<usize>,
+    pub steal_threshold_ns: u64,
+    pub run_tasks_buffer_ns: u64,
+    pub slice_ns: u64,
+    pub work_stealing: bool,
+    pub mid_tick_tasks: bool,
+    pub groups: Vec<Group>,
+}
+
+fn ms_to_ns(ms: f64) -> u64 {
+    (ms * 1e6).round() as u64
+}
+
+/// Parse a CPU list: `4-6,8,10-11`.
+pub fn parse_cpu_list(key: &str, s: &str) -> Result<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || anyhow!("{key} {s:?}: {part:?} is not a CPU id or range; allowed: ids and ranges like 2,4,6-7");
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let a: usize = a.trim().parse().map_err(|_| bad())?;
+                let b: usize = b.trim().parse().map_err(|_| bad())?;
+                if a > b {
+                    bail!("{key} {s:?}: range {part:?} runs backwards; allowed: low-high");
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    if cpus.is_empty() {
+        bail!("{key} {s:?}: no CPU given; allowed: a count like 4 or a list like 2,4,6-7");
+    }
+    Ok(cpus)
+}
+
+/// `--tick-cpus`: a bare number is a count, anything else a list.
+pub fn parse_tick_cpus(s: &str) -> Result<TickCpus> {
+    let key = "tick_cpus (--tick-cpus)";
+    let t = s.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
+        let n: usize = t.parse().map_err(|_| anyhow!("{key} {s:?}: count too large"))?;
+        if n == 0 {
+            bail!("{key} 0: no tick CPU; allowed: a count of 1 or more, or a CPU list");
+        }
+        return Ok(TickCpus::Count(n));
+    }
+    Ok(TickCpus::List(parse_cpu_list(key, s)?))
+}
+
+fn parse_ms(key: &str, v: &str) -> Result<f64> {
+    let ms: f64 = v
+        .trim()
+        .trim_end_matches("ms")
+        .parse()
+        .map_err(|_| anyhow!("{key}={v:?}: not a number of milliseconds"))?;
+    if !ms.is_finite() {
+        bail!("{key}={v:?}: not a finite number of milliseconds");
+    }
+    Ok(ms)
+}
+
+/// `--tick-cgroup PATH[,period=MS][,deadline=MS][,cpus=LIST]`
+pub fn parse_group_spec(spec: &str) -> Result<GroupConfig> {
+    // cpus lists contain commas too: split options on ",key=" boundaries.
+    let mut parts: Vec<String> = Vec::new();
+    for piece in spec.split(',') {
+        if parts.is_empty() || piece.contains('=') {
+            parts.push(piece.to_string());
+        } else {
+            let last = parts.last_mut().unwrap();
+            last.push(',');
+            last.push_str(piece);
+        }
+    }
+    let path = parts[0].trim().to_string();
+    if path.is_empty() || path.contains('=') {
+        bail!("--tick-cgroup {spec:?}: the cgroup path must come first; allowed: PATH[,period=MS][,deadline=MS][,cpus=LIST]");
+    }
+    let mut g = GroupConfig {
+        cgroup: path,
+        period_ms: DEFAULT_PERIOD_MS,
+        deadline_ms: None,
+        cpus: None,
+    };
+    for opt in &parts[1..] {
+        let (k, v) = opt.split_once('=').unwrap();
+        match k.trim() {
+            "period" | "period_ms" => g.period_ms = parse_ms("period", v)?,
+            "deadline" | "deadline_ms" => g.deadline_ms = Some(parse_ms("deadline", v)?),
+            "cpus" => g.cpus = Some(parse_cpu_list("cpus", v)?),
+            other => bail!(
+                "--tick-cgroup {spec:?}: unknown option {other:?}; allowed: period, deadline, cpus"
+            ),
+        }
+    }
+    Ok(g)
+}
+
+impl Config {
+    /// Defaults overridden by the command line.
+    pub fn from_args(args: &RunArgs) -> Result<Config> {
+        let mut c = Config::default();
+        if let Some(s) = &args.tick_cpus {
+            c.tick_cpus = parse_tick_cpus(s)?;
+        }
+        if let Some(v) = args.steal_threshold_ms {
+            c.steal_threshold_ms = v;
+        }
+        if let Some(v) = args.run_tasks_buffer_ms {
+            c.run_tasks_buffer_ms = v;
+        }
+        if let Some(v) = args.slice_ms {
+            c.slice_ms = v;
+        }
+        c.work_stealing &= !args.no_work_stealing;
+        c.mid_tick_tasks &= !args.no_mid_tick;
+        for spec in &args.tick_cgroups {
+            c.groups.push(parse_group_spec(spec)?);
+        }
+        Ok(c)
+    }
+
+    /// Check everything against the machine; `resolve` turns a cgroup path
+    /// into (absolute path, cgroup id) or explains why it cannot.
+    pub fn validate(
+        &self,
+        machine: &Machine,
+        resolve: &dyn Fn(&str) -> Result<(PathBuf, u64)>,
+    ) -> Result<Plan> {
+        let online: BTreeSet<usize> = machine.cpus.iter().map(|c| c.id).collect();
+        let tick_cpus = match &self.tick_cpus {
+            TickCpus::Auto => {
+                topology::choose_tick_cpus(machine, topology::default_tick_cpu_count(machine))?
+                    .tick_cpus
+            }
+            TickCpus::Count(n) => topology::choose_tick_cpus(machine, *n)?.tick_cpus,
+            TickCpus::List(list) => {
+                let mut seen = BTreeSet::new();
+                for &cpu in list {
+                    if !online.contains(&cpu) {
+                        bail!(
+                            "tick_cpus (--tick-cpus): CPU {cpu} does not exist or is offline; allowed: {}",
+                            fmt_cpus(&online)
+                        );
+                    }
+                    if !seen.insert(cpu) {
+                        bail!("tick_cpus (--tick-cpus): CPU {cpu} is listed twice; each CPU may appear once");
+                    }
+                }
+                if seen.len() >= online.len() {
+                    bail!(
+                        "tick_cpus (--tick-cpus): all {} online CPUs would be tick CPUs; \
+                         leave at least one for the rest of the system",
+                        online.len()
+                    );
+                }
+                list.clone()
+            }
+        };
+
+        check_range("slice_ms (--slice-ms)", self.slice_ms, 0.05, 1000.0)?;
+        check_range(
+            "run_tasks_buffer_ms (--run-tasks-buffer-ms)",
+            self.run_tasks_buffer_ms,
+            0.0,
+            100.0,
+        )?;
+        check_range(
+            "steal_threshold_ms (--steal-threshold-ms)",
+            self.steal_threshold_ms,
+            0.0,
+            MAX_PERIOD_MS,
+        )?;
+
+        if self.groups.len() > crate::bpf::intf::tick_consts_MAX_GROUPS as usize {
+            bail!(
+                "group: {} tick groups given; allowed: at most {}",
+                self.groups.len(),
+                crate::bpf::intf::tick_consts_MAX_GROUPS
+            );
+        }
+        let mut groups = Vec::new();
+        let mut seen_ids = BTreeSet::new();
+        for g in &self.groups {
+            let what = format!("group {:?}", g.cgroup);
+            check_range(&format!("{what}: period_ms"), g.period_ms, MIN_PERIOD_MS, MAX_PERIOD_MS)?;
+            let deadline_ms = g.deadline_ms.unwrap_or(g.period_ms);
+            if !(deadline_ms > 0.0 && deadline_ms <= g.period_ms) {
+                bail!(
+                    "{what}: deadline_ms = {deadline_ms}: allowed: above 0 and at most the period ({} ms)",
+                    g.period_ms
+                );
+            }
+            if self.work_stealing && self.steal_threshold_ms >= g.period_ms {
+                bail!(
+                    "steal_threshold_ms (--steal-threshold-ms) = {}: must be below the tick period \
+                     of {what} ({} ms), or a late tick could never be stolen; \
+                     to switch stealing off use --no-work-stealing",
+                    self.steal_threshold_ms,
+                    g.period_ms
+                );
+            }
+            let home_cpus = match &g.cpus {
+                None => tick_cpus.clone(),
+                Some(cpus) => {
+                    for cpu in cpus {
+                        if !tick_cpus.contains(cpu) {
+                            bail!(
+                                "{what}: cpus: CPU {cpu} is not a tick CPU; allowed: {}",
+                                fmt_cpus(&tick_cpus.iter().copied().collect())
+                            );
+                        }
+                    }
+                    cpus.clone()
+                }
+            };
+            let (cgroup, cgroup_id) = resolve(&g.cgroup)?;
+            if !seen_ids.insert(cgroup_id) {
+                bail!("{what}: the same cgroup is given twice; each tick group needs its own cgroup");
+            }
+            groups.push(Group {
+                cgroup,
+                cgroup_id,
+                period_ns: ms_to_ns(g.period_ms),
+                deadline_ns: ms_to_ns(deadline_ms),
+                home_cpus,
+            });
+        }
+
+        Ok(Plan {
+            tick_cpus,
+            steal_threshold_ns: ms_to_ns(self.steal_threshold_ms),
+            run_tasks_buffer_ns: ms_to_ns(self.run_tasks_buffer_ms),
+            slice_ns: ms_to_ns(self.slice_ms),
+            work_stealing: self.work_stealing,
+            mid_tick_tasks: self.mid_tick_tasks,
+            groups,
+        })
+    }
+}
+
+fn check_range(key: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
+    if !v.is_finite() || v < lo || v > hi {
+        bail!("{key} = {v}: out of range; allowed: {lo} to {hi}");
+    }
+    Ok(())
+}
+
+fn fmt_cpus(set: &BTreeSet<usize>) -> String {
+    set.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::tests::i9_14900hx;
+
+    fn resolve_ok(p: &str) -> Result<(PathBuf, u64)> {
+        Ok((PathBuf::from("/sys/fs/cgroup").join(p), p.len() as u64))
+    }
+
+    fn plan(c: &Config) -> Result<Plan> {
+        c.validate(&i9_14900hx(), &resolve_ok)
+    }
+
+    #[test]
+    fn defaults_match_the_seed() {
+        let c = Config::default();
+        assert_eq!(c.steal_threshold_ms, 3.0);
+        assert_eq!(c.run_tasks_buffer_ms, 0.1);
+        let p = plan(&c).unwrap();
+        assert_eq!(p.steal_threshold_ns, 3_000_000);
+        assert_eq!(p.run_tasks_buffer_ns, 100_000);
+        // 24 cores on the i9: half of them.
+        assert_eq!(p.tick_cpus.len(), 12);
+    }
+
+    #[test]
+    fn group_spec_parses_options_and_cpu_lists() {
+        let g = parse_group_spec("game/world,period=50,deadline=45ms,cpus=2,4,6-7").unwrap();
+        assert_eq!(g.cgroup, "game/world");
+        assert_eq!(g.period_ms, 50.0);
+        assert_eq!(g.deadline_ms, Some(45.0));
+        assert_eq!(g.cpus, Some(vec![2, 4, 6, 7]));
+        let g = parse_group_spec("/sys/fs/cgroup/tick").unwrap();
+        assert_eq!((g.period_ms, g.deadline_ms, g.cpus), (50.0, None, None));
+    }
+
+    #[test]
+    fn group_spec_errors_name_the_problem() {
+        let e = parse_group_spec("tick,speed=3").unwrap_err().to_string();
+        assert!(e.contains("unknown option \"speed\"") && e.contains("allowed"), "{e}");
+        let e = parse_group_spec("tick,period=fast").unwrap_err().to_string();
+        assert!(e.contains("period") && e.contains("not a number"), "{e}");
+        assert!(parse_group_spec(",period=5").is_err());
+    }
+
+    #[test]
+    fn tick_cpus_count_or_list() {
+        assert_eq!(parse_tick_cpus("4").unwrap(), TickCpus::Count(4));
+        assert_eq!(parse_tick_cpus("2,4,6-7").unwrap(), TickCpus::List(vec![2, 4, 6, 7]));
+        assert!(parse_tick_cpus("0").is_err());
+        assert!(parse_tick_cpus("3-1").unwrap_err().to_string().contains("backwards"));
+        assert!(parse_tick_cpus("a").unwrap_err().to_string().contains("allowed"));
+    }
+
+    #[test]
+    fn bad_cpu_lists_are_refused() {
+        let mut c = Config {
+            tick_cpus: TickCpus::List(vec![2, 99]),
+            ..Default::default()
+        };
+        let e = plan(&c).unwrap_err().to_string();
+        assert!(e.contains("CPU 99 does not exist") && e.contains("allowed: 0,1,2"), "{e}");
+        c.tick_cpus = TickCpus::List(vec![2, 2]);
+        assert!(plan(&c).unwrap_err().to_string().contains("listed twice"));
+        c.tick_cpus = TickCpus::List((0..32).collect());
+        assert!(plan(&c).unwrap_err().to_string().contains("leave at least one"));
+        c.tick_cpus = TickCpus::Count(30);
+        assert!(plan(&c).unwrap_err().to_string().contains("at most 23"));
+    }
+
+    fn with_group(g: GroupConfig) -> Config {
+        Config {
+            groups: vec![g],
+            ..Default::default()
+        }
+    }
+
+    fn group(period_ms: f64, deadline_ms: Option<f64>) -> GroupConfig {
+        GroupConfig {
+            cgroup: "tick".into(),
+            period_ms,
+            deadline_ms,
+            cpus: None,
+        }
+    }
+
+    #[test]
+    fn periods_and_deadlines_are_checked() {
+        for bad in [0.0, -5.0, 1e9, f64::NAN] {
+            let e = plan(&with_group(group(bad, None))).unwrap_err().to_string();
+            assert!(e.contains("period_ms") && e.contains("allowed"), "{e}");
+        }
+        let e = plan(&with_group(group(50.0, Some(60.0)))).unwrap_err().to_string();
+        assert!(e.contains("deadline_ms = 60") && e.contains("at most the period"), "{e}");
+        let p = plan(&with_group(group(50.0, Some(45.0)))).unwrap();
+        assert_eq!(p.groups[0].period_ns, 50_000_000);
+        assert_eq!(p.groups[0].deadline_ns, 45_000_000);
+        let p = plan(&with_group(group(16.0, None))).unwrap();
+        assert_eq!(p.groups[0].deadline_ns, 16_000_000, "deadline defaults to the period");
+    }
+
+    #[test]
+    fn threshold_must_be_below_the_period_unless_stealing_is_off() {
+        let mut c = with_group(group(20.0, None));
+        c.steal_threshold_ms = 20.0;
+        let e = plan(&c).unwrap_err().to_string();
+        assert!(e.contains("steal_threshold_ms") && e.contains("below the tick period"), "{e}");
+        c.work_stealing = false;
+        assert!(plan(&c).is_ok());
+    }
+
+    #[test]
+    fn group_cpus_must_be_tick_cpus() {
+        let mut g = group(50.0, None);
+        g.cpus = Some(vec![3]);
+        let mut c = with_group(g);
+        c.tick_cpus = TickCpus::List(vec![2, 4]);
+        let e = plan(&c).unwrap_err().to_string();
+        assert!(e.contains("CPU 3 is not a tick CPU") && e.contains("allowed: 2,4"), "{e}");
+    }
+
+    #[test]
+    fn missing_cgroup_error_passes_through() {
+        let c = with_group(group(50.0, None));
+        let e = c
+            .validate(&i9_14900hx(), &|p| bail!("cgroup {p:?} does not exist"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not exist"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_groups_are_refused() {
+        let mut c = with_group(group(50.0, None));
+        c.groups.push(group(50.0, None));
+        assert!(plan(&c).unwrap_err().to_string().contains("given twice"));
+    }
+
+    #[test]
+    fn other_ranges() {
+        let c = Config {
+            slice_ms: 0.0,
+            ..Default::default()
+        };
+        assert!(plan(&c).unwrap_err().to_string().contains("slice_ms"));
+        let c = Config {
+            run_tasks_buffer_ms: -1.0,
+            ..Default::default()
+        };
+        assert!(plan(&c).unwrap_err().to_string().contains("run_tasks_buffer_ms"));
+    }
+}
