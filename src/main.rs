@@ -1,21 +1,9 @@
-//! scx_tick: a sched_ext scheduler for tick-driven servers.
-//!
-//! `main` only parses arguments and wires the modules together; each
-//! concern lives in its own module.
-
-mod bpf;
-mod cgroup;
-mod cli;
-mod config;
-mod dispatch;
-mod loader;
-mod pinning;
-mod stats;
-mod topology;
+//! scx_tick: parse arguments, run the subcommand, report errors in one line.
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use scx_tick::{cli, loader, topology};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -27,7 +15,6 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            // One clear message, not a backtrace: "error: <what>: <why>".
             log::error!("{e:#}");
             ExitCode::FAILURE
         }

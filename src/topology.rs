@@ -393,12 +393,18 @@ pub mod tests {
     #[test]
     fn numa_server_fills_one_node_before_spilling() {
         let m = two_socket_numa();
+        let node_of = |i: &usize| m.cpu(*i).unwrap().node;
         let c = choose_tick_cpus(&m, 6).unwrap();
-        assert!(c.tick_cpus.iter().all(|&i| m.cpu(i).unwrap().node == 0), "{:?}", c.tick_cpus);
+        let nodes: BTreeSet<_> = c.tick_cpus.iter().map(node_of).collect();
+        assert_eq!(nodes.len(), 1, "{:?}", c.tick_cpus);
         assert!(!c.tick_cpus.contains(&0) && !c.tick_cpus.contains(&32));
+        // Node 1 has 16 free cores (node 0 gives core 0 to the system):
+        // 20 runners fill node 1 and spill 4 onto node 0.
         let c = choose_tick_cpus(&m, 20).unwrap();
-        let on_node1 = c.tick_cpus.iter().filter(|&&i| m.cpu(i).unwrap().node == 1).count();
-        assert_eq!(on_node1, 5, "15 cores of node 0 are free, 5 spill to node 1");
+        let on_node0 = c.tick_cpus.iter().filter(|i| node_of(i) == 0).count();
+        assert_eq!(on_node0, 4, "{:?}", c.tick_cpus);
+        let cores: BTreeSet<_> = c.tick_cpus.iter().map(|i| m.cpu(*i).unwrap().core).collect();
+        assert_eq!(cores.len(), 20, "never two siblings of one core");
     }
 
     #[test]

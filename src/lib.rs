@@ -1,0 +1,13 @@
+//! scx_tick: a sched_ext scheduler for tick-driven servers.
+//!
+//! One module per concern; `main.rs` only parses arguments and wires them.
+
+pub mod bpf;
+pub mod cgroup;
+pub mod cli;
+pub mod config;
+pub mod dispatch;
+pub mod loader;
+pub mod pinning;
+pub mod stats;
+pub mod topology;
