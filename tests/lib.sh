@@ -1,0 +1,80 @@
+# Helpers for the scenario tests (sourced). VM scenarios run inside the
+# guest as root; each exits 0 on pass, 77 on skip, anything else on failure.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SCX="$ROOT/target/release/scx_tick"
+TICKLOAD="$ROOT/target/release/tickload"
+STATE=/sys/kernel/sched_ext/state
+WORK="$(mktemp -d /tmp/scx_test.XXXXXX)"
+SCX_PID=""
+
+fail() { echo "FAIL: $*" >&2; dump_scx; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+note() { echo "# $*"; }
+
+dump_scx() {
+  [[ -s "$WORK/scx.err" ]] && { echo "--- scx_tick stderr (tail)" >&2; tail -20 "$WORK/scx.err" >&2; }
+  return 0
+}
+
+state() { cat "$STATE" 2>/dev/null || echo missing; }
+
+# Wait (polling, bounded) until the sched_ext state is $1.
+wait_state() {
+  local want=$1 secs=${2:-60} i
+  for ((i = 0; i < secs * 10; i++)); do
+    [[ "$(state)" == "$want" ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# Start scx_tick in the background with the given flags; wait until enabled.
+start_scx() {
+  "$SCX" "$@" >"$WORK/scx.out" 2>"$WORK/scx.err" &
+  SCX_PID=$!
+  wait_state enabled 120 || fail "scx_tick did not reach state enabled (now: $(state))"
+  grep -q scx_tick /sys/kernel/sched_ext/root/ops || fail "ops is not scx_tick: $(cat /sys/kernel/sched_ext/root/ops)"
+}
+
+# Stop scx_tick with signal $1; sets SCX_RC.
+stop_scx() {
+  kill -"$1" "$SCX_PID"
+  set +e; wait "$SCX_PID"; SCX_RC=$?; set -e
+  SCX_PID=""
+}
+
+# scx_tick's exit totals as shell variables: tot_ticks, tot_misses, ...
+read_totals() {
+  local line
+  line=$(grep '^scx_tick totals:' "$WORK/scx.out" | tail -1) || fail "no totals line in scx_tick output"
+  for kv in ${line#scx_tick totals: }; do
+    eval "tot_${kv%%=*}=${kv#*=}"
+  done
+}
+
+# The kernel must not have kicked the scheduler out or seen a stall.
+check_dmesg_clean() {
+  if dmesg | grep -iE 'sched_ext.*(errored|error|stall)|runnable task stall|watchdog' >"$WORK/dmesg.bad"; then
+    cat "$WORK/dmesg.bad" >&2
+    fail "sched_ext errors in dmesg"
+  fi
+}
+
+# A JSON field of tickload's --json output: json_field FILE KEY
+json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+# Make a cgroup (v2) for tick runners; prints its path.
+make_cgroup() {
+  local cg=/sys/fs/cgroup/$1
+  mkdir -p "$cg"
+  echo "$cg"
+}
+
+cleanup() {
+  [[ -n "$SCX_PID" ]] && kill -INT "$SCX_PID" 2>/dev/null && wait "$SCX_PID" 2>/dev/null
+  pkill -f stress-ng 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
