@@ -132,9 +132,12 @@ static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
 /* Index of @cpu among the tick CPUs, or -1. */
 static s32 tick_index(s32 cpu)
 {
-	if (cpu < 0 || cpu >= MAX_CPUS)
+	u32 c = cpu;
+
+	/* the mask keeps the verifier sure of the bound after clang's sign games */
+	if (c >= MAX_CPUS)
 		return -1;
-	return (s32)tick_index_plus1[cpu] - 1;
+	return (s32)tick_index_plus1[c & (MAX_CPUS - 1)] - 1;
 }
 
 /*
@@ -174,9 +177,11 @@ static s32 classify(struct task_struct *p, struct task_ctx *tctx)
 
 static u64 group_deadline(s32 group)
 {
-	if (group < 0 || group >= MAX_GROUPS)
+	u32 g = group;
+
+	if (g >= MAX_GROUPS)
 		return 0;
-	return group_deadline_ns[group];
+	return group_deadline_ns[g & (MAX_GROUPS - 1)];
 }
 
 /* Home CPU of a runner if it has a usable one, else -1. */
@@ -271,7 +276,7 @@ static void kick_for_global(struct task_struct *p)
 
 		if (i >= MAX_CPUS)
 			break;
-		cpu = tick_cpus[i];
+		cpu = tick_cpus[i & (MAX_CPUS - 1)];
 		cctx = lookup_cpu_ctx(cpu);
 		if (cctx && !cctx->running_tick && bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
@@ -380,9 +385,26 @@ static struct task_struct *peek(u64 dsq_id)
 	return __COMPAT_scx_bpf_dsq_peek(dsq_id);
 }
 
+static bool is_overdue(struct task_struct *head, u64 now)
+{
+	return head && time_before(head->scx.dsq_vtime, now);
+}
+
+/* The start lateness so far of a queued tick is now - wake_at. */
+static bool is_stealable(struct task_ctx *tctx, u64 now)
+{
+	return tctx && now - tctx->wake_at > steal_threshold_ns;
+}
+
+/* @l may go before @g: no @g, or @l's deadline is not later (a tie goes to local). */
+static bool local_first(struct task_struct *l, struct task_struct *g)
+{
+	return !g || !time_before(g->scx.dsq_vtime, l->scx.dsq_vtime);
+}
+
 /*
- * Steal the head of @victim's queue if it is stealable: its start lateness
- * is above the threshold and it may run here. Only the head is looked at.
+ * Steal the head of @victim's queue if it is stealable and may run here.
+ * Only the head is looked at.
  */
 static bool try_steal(s32 cpu, s32 victim, u64 now)
 {
@@ -390,9 +412,7 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
 	bool stolen = false;
 
 	bpf_for_each(scx_dsq, p, victim, 0) {
-		struct task_ctx *tctx = lookup_task_ctx(p);
-
-		if (!tctx || now - tctx->wake_at <= steal_threshold_ns) {
+		if (!is_stealable(lookup_task_ctx(p), now)) {
 			STAT_INC(steals_refused);
 			break;
 		}
@@ -406,60 +426,71 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
 	return stolen;
 }
 
-/* The next steal candidate, round-robin over the other tick CPUs. */
-static s32 next_victim(struct cpu_ctx *cctx, s32 self)
+/* The next steal candidate, round-robin over the other tick CPUs, never @me. */
+static s32 next_victim(struct cpu_ctx *cctx, s32 me)
 {
-	u32 n = nr_tick_cpus;
+	u32 nr = nr_tick_cpus;
 	u32 idx;
 
-	if (n < 2)
+	if (nr < 2)
 		return -1;
-	cctx->steal_rr = (cctx->steal_rr + 1) % (n - 1);
-	idx = ((u32)self + 1 + cctx->steal_rr) % n;
+	cctx->steal_rr = (cctx->steal_rr + 1) % (nr - 1);
+	idx = ((u32)me + 1 + cctx->steal_rr) % nr;
 	if (idx >= MAX_CPUS)
 		return -1;
-	return tick_cpus[idx];
+	return tick_cpus[idx & (MAX_CPUS - 1)];
+}
+
+static bool take(u64 dsq_id, bool global)
+{
+	if (!scx_bpf_dsq_move_to_local(dsq_id, 0))
+		return false;
+	if (global)
+		STAT_INC(dispatch_global);
+	else
+		STAT_INC(dispatch_local);
+	return true;
 }
 
 /*
- * The seed's polling order on tick CPU @cpu (index @self):
+ * The seed's polling order on tick CPU @cpu (tick index @me); mirrors
+ * dispatch::poll() in src/dispatch.rs:
  *   1. peek the local and the global head; an overdue head wins (both
  *      overdue: the earlier deadline);
  *   2. else look at ONE steal candidate, round-robin, and take its head if
  *      it is stealable (a CPU with nothing else to run keeps polling the
  *      candidates, as the seed's idle runner would);
  *   3. else take the earlier of the two heads.
- * Mirrors dispatch::poll() in src/dispatch.rs.
  */
-static bool poll_tick(s32 cpu, s32 self, struct cpu_ctx *cctx)
+static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
 {
 	struct task_struct *local = peek(cpu), *global = peek(DSQ_GLOBAL_TICK);
 	u64 now = scx_bpf_now();
-	u64 ld = local ? local->scx.dsq_vtime : 0;
-	u64 gd = global ? global->scx.dsq_vtime : 0;
-	bool local_overdue = local && time_before(ld, now);
-	bool global_overdue = global && time_before(gd, now);
-	bool take_local = local && (!global || !time_before(gd, ld));
+	bool local_overdue = is_overdue(local, now);
+	bool global_overdue = is_overdue(global, now);
+	bool has_head = false;
 	u32 tries, i;
 
-	if (local_overdue || global_overdue) {
-		/* an overdue head wins; both overdue: the earlier deadline */
-		bool pick_local = local_overdue && (!global_overdue || !time_before(gd, ld));
+	/* two steps: clang would OR the two pointers, which the verifier refuses */
+	if (local)
+		has_head = true;
+	barrier_var(has_head);
+	if (global)
+		has_head = true;
 
-		if (pick_local && scx_bpf_dsq_move_to_local(cpu, 0)) {
-			STAT_INC(dispatch_local);
+	/* 1. an overdue head wins; both overdue: the earlier deadline */
+	if (local_overdue || global_overdue) {
+		bool pick_local = local_overdue && (!global_overdue || local_first(local, global));
+
+		if (take(pick_local ? cpu : DSQ_GLOBAL_TICK, !pick_local))
 			return true;
-		}
-		if (!pick_local && scx_bpf_dsq_move_to_local(DSQ_GLOBAL_TICK, 0)) {
-			STAT_INC(dispatch_global);
-			return true;
-		}
 	}
 
+	/* 2. one steal candidate, round-robin; an otherwise idle CPU polls them all */
 	if (work_stealing) {
-		tries = (local || global) ? 1 : nr_tick_cpus - 1;
+		tries = has_head ? 1 : nr_tick_cpus - 1;
 		bpf_for(i, 0, tries) {
-			s32 victim = next_victim(cctx, self);
+			s32 victim = next_victim(cctx, me);
 
 			if (victim < 0)
 				break;
@@ -468,15 +499,10 @@ static bool poll_tick(s32 cpu, s32 self, struct cpu_ctx *cctx)
 		}
 	}
 
-	if (take_local && scx_bpf_dsq_move_to_local(cpu, 0)) {
-		STAT_INC(dispatch_local);
+	/* 3. the earlier of the two heads */
+	if (local && local_first(local, global) && take(cpu, false))
 		return true;
-	}
-	if (global && scx_bpf_dsq_move_to_local(DSQ_GLOBAL_TICK, 0)) {
-		STAT_INC(dispatch_global);
-		return true;
-	}
-	return false;
+	return global && take(DSQ_GLOBAL_TICK, true);
 }
 
 /* How long a tick CPU may lend itself to other work before its next runner wakes. */
@@ -494,16 +520,16 @@ static u64 lend_window(struct cpu_ctx *cctx, u64 now)
 void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct cpu_ctx *cctx;
-	s32 self = tick_index(cpu);
+	s32 me = tick_index(cpu);
 
-	if (self < 0) {
+	if (me < 0) {
 		if (scx_bpf_dsq_move_to_local(DSQ_OTHER, 0))
 			STAT_INC(dispatch_other);
 		return;
 	}
 
 	cctx = lookup_cpu_ctx(-1);
-	if (!cctx || poll_tick(cpu, self, cctx))
+	if (!cctx || poll_tick(cpu, me, cctx))
 		return;
 
 	/* the runners sleep: lend the CPU to other work if the next tick is far enough */
@@ -685,7 +711,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tick_init)
 
 		if (i >= MAX_CPUS)
 			break;
-		cpu = tick_cpus[i];
+		cpu = tick_cpus[i & (MAX_CPUS - 1)];
 		ret = scx_bpf_create_dsq(cpu, -1);
 		if (ret) {
 			scx_bpf_error("failed to create the EDF queue of tick CPU %d", cpu);

@@ -34,7 +34,13 @@ wait_state() {
 start_scx() {
   "$SCX" "$@" >"$WORK/scx.out" 2>"$WORK/scx.err" &
   SCX_PID=$!
-  wait_state enabled 120 || fail "scx_tick did not reach state enabled (now: $(state))"
+  local i
+  for ((i = 0; i < 1200; i++)); do
+    [[ "$(state)" == enabled ]] && break
+    kill -0 "$SCX_PID" 2>/dev/null || fail "scx_tick exited before reaching state enabled"
+    sleep 0.1
+  done
+  [[ "$(state)" == enabled ]] || fail "scx_tick did not reach state enabled in 120 s (now: $(state))"
   grep -q scx_tick /sys/kernel/sched_ext/root/ops || fail "ops is not scx_tick: $(cat /sys/kernel/sched_ext/root/ops)"
 }
 
@@ -56,7 +62,7 @@ read_totals() {
 
 # The kernel must not have kicked the scheduler out or seen a stall.
 check_dmesg_clean() {
-  if dmesg | grep -iE 'sched_ext.*(errored|error|stall)|runnable task stall|watchdog' >"$WORK/dmesg.bad"; then
+  if dmesg | grep -iE 'sched_ext.*(errored|error|stall|watchdog)|runnable task stall' >"$WORK/dmesg.bad"; then
     cat "$WORK/dmesg.bad" >&2
     fail "sched_ext errors in dmesg"
   fi
