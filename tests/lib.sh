@@ -84,3 +84,5 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# tools like stress-ng want a writable working directory
+cd "$WORK"
