@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo: in a 4-vCPU sched_ext guest, 4 tick runners (20 TPS, 12 ms of
+# The demo: in a 4-vCPU sched_ext guest, 4 tick runners (20 TPS, 18 ms of
 # work per tick) compete with 6 CPU hogs, first under the kernel's default
 # scheduler, then under scx_tick with its live statistics.
 #
@@ -30,7 +30,7 @@ SCX="$ROOT/target/release/scx_tick"
 TICKLOAD="$ROOT/target/release/tickload"
 CG=/sys/fs/cgroup/tick
 mkdir -p "$CG"
-LOAD=(-n 4 --period-ms 50 --work-ms 12 --duration-s "$SECS" --cgroup "$CG")
+LOAD=(-n 4 --period-ms 50 --work-ms 18 --duration-s "$SECS" --cgroup "$CG")
 
 stress-ng --cpu 6 --timeout $((2 * SECS + 30))s >/dev/null 2>&1 &
 hogs=$!

@@ -143,8 +143,18 @@ accel() {
     kvm) echo kvm; return ;;
     tcg) echo tcg; return ;;
   esac
-  # KVM only when a previous probe boot proved it works here.
-  if [[ -r /dev/kvm && -w /dev/kvm && "$(cat "$VMDIR/kvm-works" 2>/dev/null)" == yes ]]; then echo kvm; else echo tcg; fi
+  # KVM only when a probe boot proved it works here (it fails on PVM hosts
+  # with "KVM internal error"); the verdict is cached per machine.
+  if [[ ! -r /dev/kvm || ! -w /dev/kvm ]]; then echo tcg; return; fi
+  if [[ ! -e "$VMDIR/kvm-works" ]]; then
+    if SCX_TICK_ACCEL=kvm bash "${BASH_SOURCE[0]}" --cpus 1 --timeout 30 -- true >/dev/null 2>&1; then
+      echo yes >"$VMDIR/kvm-works"
+    else
+      echo no >"$VMDIR/kvm-works"
+    fi
+    log "KVM probe: $(cat "$VMDIR/kvm-works")"
+  fi
+  if [[ "$(cat "$VMDIR/kvm-works")" == yes ]]; then echo kvm; else echo tcg; fi
 }
 ACCEL=$(accel)
 if [[ "$ACCEL" == kvm ]]; then CPU_ARGS=(-accel kvm -cpu host); else CPU_ARGS=(-accel tcg,thread=multi -cpu max); fi

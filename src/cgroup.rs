@@ -10,7 +10,7 @@ const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
 
 pub fn is_cgroup2(root: &Path) -> bool {
     nix::sys::statfs::statfs(root)
-        .map(|s| s.filesystem_type().0 as i64 == CGROUP2_SUPER_MAGIC)
+        .map(|s| s.filesystem_type().0 == CGROUP2_SUPER_MAGIC)
         .unwrap_or(false)
 }
 
@@ -25,9 +25,16 @@ pub fn resolve(root: &Path, path: &str) -> Result<(PathBuf, u64)> {
         );
     }
     let p = Path::new(path);
-    let abs = if p.is_absolute() { p.to_path_buf() } else { root.join(p) };
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
     if !abs.starts_with(root) {
-        bail!("tick group {path:?}: not below the cgroup2 mount {}", root.display());
+        bail!(
+            "tick group {path:?}: not below the cgroup2 mount {}",
+            root.display()
+        );
     }
     let meta = std::fs::metadata(&abs).map_err(|e| {
         anyhow::anyhow!(
@@ -36,7 +43,10 @@ pub fn resolve(root: &Path, path: &str) -> Result<(PathBuf, u64)> {
         )
     })?;
     if !meta.is_dir() || !abs.join("cgroup.procs").exists() {
-        bail!("tick group {path:?}: {} is not a cgroup directory", abs.display());
+        bail!(
+            "tick group {path:?}: {} is not a cgroup directory",
+            abs.display()
+        );
     }
     Ok((abs, meta.ino()))
 }

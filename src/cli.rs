@@ -104,7 +104,12 @@ pub fn init_logging(verbose: u8) {
             use std::io::Write;
             match record.level() {
                 log::Level::Info => writeln!(buf, "scx_tick: {}", record.args()),
-                l => writeln!(buf, "scx_tick: {}: {}", l.as_str().to_lowercase(), record.args()),
+                l => writeln!(
+                    buf,
+                    "scx_tick: {}: {}",
+                    l.as_str().to_lowercase(),
+                    record.args()
+                ),
             }
         })
         .init();

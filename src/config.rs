@@ -91,7 +91,11 @@ fn ms_to_ns(ms: f64) -> u64 {
 pub fn parse_cpu_list(key: &str, s: &str) -> Result<Vec<usize>> {
     let mut cpus = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || anyhow!("{key} {s:?}: {part:?} is not a CPU id or range; allowed: ids and ranges like 2,4,6-7");
+        let bad = || {
+            anyhow!(
+                "{key} {s:?}: {part:?} is not a CPU id or range; allowed: ids and ranges like 2,4,6-7"
+            )
+        };
         match part.split_once('-') {
             Some((a, b)) => {
                 let a: usize = a.trim().parse().map_err(|_| bad())?;
@@ -115,7 +119,9 @@ pub fn parse_tick_cpus(s: &str) -> Result<TickCpus> {
     let key = "tick_cpus (--tick-cpus)";
     let t = s.trim();
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
-        let n: usize = t.parse().map_err(|_| anyhow!("{key} {s:?}: count too large"))?;
+        let n: usize = t
+            .parse()
+            .map_err(|_| anyhow!("{key} {s:?}: count too large"))?;
         if n == 0 {
             bail!("{key} 0: no tick CPU; allowed: a count of 1 or more, or a CPU list");
         }
@@ -151,7 +157,9 @@ pub fn parse_group_spec(spec: &str) -> Result<GroupConfig> {
     }
     let path = parts[0].trim().to_string();
     if path.is_empty() || path.contains('=') {
-        bail!("--tick-cgroup {spec:?}: the cgroup path must come first; allowed: PATH[,period=MS][,deadline=MS][,cpus=LIST]");
+        bail!(
+            "--tick-cgroup {spec:?}: the cgroup path must come first; allowed: PATH[,period=MS][,deadline=MS][,cpus=LIST]"
+        );
     }
     let mut g = GroupConfig {
         cgroup: path,
@@ -221,7 +229,9 @@ impl Config {
                         );
                     }
                     if !seen.insert(cpu) {
-                        bail!("tick_cpus (--tick-cpus): CPU {cpu} is listed twice; each CPU may appear once");
+                        bail!(
+                            "tick_cpus (--tick-cpus): CPU {cpu} is listed twice; each CPU may appear once"
+                        );
                     }
                 }
                 if seen.len() >= online.len() {
@@ -260,7 +270,12 @@ impl Config {
         let mut seen_ids = BTreeSet::new();
         for g in &self.groups {
             let what = format!("group {:?}", g.cgroup);
-            check_range(&format!("{what}: period_ms"), g.period_ms, MIN_PERIOD_MS, MAX_PERIOD_MS)?;
+            check_range(
+                &format!("{what}: period_ms"),
+                g.period_ms,
+                MIN_PERIOD_MS,
+                MAX_PERIOD_MS,
+            )?;
             let deadline_ms = g.deadline_ms.unwrap_or(g.period_ms);
             if !(deadline_ms > 0.0 && deadline_ms <= g.period_ms) {
                 bail!(
@@ -293,7 +308,9 @@ impl Config {
             };
             let (cgroup, cgroup_id) = resolve(&g.cgroup)?;
             if !seen_ids.insert(cgroup_id) {
-                bail!("{what}: the same cgroup is given twice; each tick group needs its own cgroup");
+                bail!(
+                    "{what}: the same cgroup is given twice; each tick group needs its own cgroup"
+                );
             }
             groups.push(Group {
                 cgroup,
@@ -324,7 +341,10 @@ fn check_range(key: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
 }
 
 fn fmt_cpus(set: &BTreeSet<usize>) -> String {
-    set.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+    set.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[cfg(test)]
@@ -366,8 +386,13 @@ mod tests {
     #[test]
     fn group_spec_errors_name_the_problem() {
         let e = parse_group_spec("tick,speed=3").unwrap_err().to_string();
-        assert!(e.contains("unknown option \"speed\"") && e.contains("allowed"), "{e}");
-        let e = parse_group_spec("tick,period=fast").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown option \"speed\"") && e.contains("allowed"),
+            "{e}"
+        );
+        let e = parse_group_spec("tick,period=fast")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("period") && e.contains("not a number"), "{e}");
         assert!(parse_group_spec(",period=5").is_err());
     }
@@ -375,10 +400,23 @@ mod tests {
     #[test]
     fn tick_cpus_count_or_list() {
         assert_eq!(parse_tick_cpus("4").unwrap(), TickCpus::Count(4));
-        assert_eq!(parse_tick_cpus("2,4,6-7").unwrap(), TickCpus::List(vec![2, 4, 6, 7]));
+        assert_eq!(
+            parse_tick_cpus("2,4,6-7").unwrap(),
+            TickCpus::List(vec![2, 4, 6, 7])
+        );
         assert!(parse_tick_cpus("0").is_err());
-        assert!(parse_tick_cpus("3-1").unwrap_err().to_string().contains("backwards"));
-        assert!(parse_tick_cpus("a").unwrap_err().to_string().contains("allowed"));
+        assert!(
+            parse_tick_cpus("3-1")
+                .unwrap_err()
+                .to_string()
+                .contains("backwards")
+        );
+        assert!(
+            parse_tick_cpus("a")
+                .unwrap_err()
+                .to_string()
+                .contains("allowed")
+        );
     }
 
     #[test]
@@ -388,11 +426,19 @@ mod tests {
             ..Default::default()
         };
         let e = plan(&c).unwrap_err().to_string();
-        assert!(e.contains("CPU 99 does not exist") && e.contains("allowed: 0,1,2"), "{e}");
+        assert!(
+            e.contains("CPU 99 does not exist") && e.contains("allowed: 0,1,2"),
+            "{e}"
+        );
         c.tick_cpus = TickCpus::List(vec![2, 2]);
         assert!(plan(&c).unwrap_err().to_string().contains("listed twice"));
         c.tick_cpus = TickCpus::List((0..32).collect());
-        assert!(plan(&c).unwrap_err().to_string().contains("leave at least one"));
+        assert!(
+            plan(&c)
+                .unwrap_err()
+                .to_string()
+                .contains("leave at least one")
+        );
         c.tick_cpus = TickCpus::Count(30);
         assert!(plan(&c).unwrap_err().to_string().contains("at most 23"));
     }
@@ -419,13 +465,21 @@ mod tests {
             let e = plan(&with_group(group(bad, None))).unwrap_err().to_string();
             assert!(e.contains("period_ms") && e.contains("allowed"), "{e}");
         }
-        let e = plan(&with_group(group(50.0, Some(60.0)))).unwrap_err().to_string();
-        assert!(e.contains("deadline_ms = 60") && e.contains("at most the period"), "{e}");
+        let e = plan(&with_group(group(50.0, Some(60.0))))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("deadline_ms = 60") && e.contains("at most the period"),
+            "{e}"
+        );
         let p = plan(&with_group(group(50.0, Some(45.0)))).unwrap();
         assert_eq!(p.groups[0].period_ns, 50_000_000);
         assert_eq!(p.groups[0].deadline_ns, 45_000_000);
         let p = plan(&with_group(group(16.0, None))).unwrap();
-        assert_eq!(p.groups[0].deadline_ns, 16_000_000, "deadline defaults to the period");
+        assert_eq!(
+            p.groups[0].deadline_ns, 16_000_000,
+            "deadline defaults to the period"
+        );
     }
 
     #[test]
@@ -433,7 +487,10 @@ mod tests {
         let mut c = with_group(group(20.0, None));
         c.steal_threshold_ms = 20.0;
         let e = plan(&c).unwrap_err().to_string();
-        assert!(e.contains("steal_threshold_ms") && e.contains("below the tick period"), "{e}");
+        assert!(
+            e.contains("steal_threshold_ms") && e.contains("below the tick period"),
+            "{e}"
+        );
         c.work_stealing = false;
         assert!(plan(&c).is_ok());
     }
@@ -445,7 +502,10 @@ mod tests {
         let mut c = with_group(g);
         c.tick_cpus = TickCpus::List(vec![2, 4]);
         let e = plan(&c).unwrap_err().to_string();
-        assert!(e.contains("CPU 3 is not a tick CPU") && e.contains("allowed: 2,4"), "{e}");
+        assert!(
+            e.contains("CPU 3 is not a tick CPU") && e.contains("allowed: 2,4"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -476,6 +536,11 @@ mod tests {
             run_tasks_buffer_ms: -1.0,
             ..Default::default()
         };
-        assert!(plan(&c).unwrap_err().to_string().contains("run_tasks_buffer_ms"));
+        assert!(
+            plan(&c)
+                .unwrap_err()
+                .to_string()
+                .contains("run_tasks_buffer_ms")
+        );
     }
 }

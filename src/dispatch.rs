@@ -71,7 +71,11 @@ pub fn poll(
     // 1. an overdue head wins; both overdue: the earlier deadline
     if local_overdue || global_overdue {
         let pick_local = local_overdue && (!global_overdue || local_first(local.unwrap(), global));
-        return if pick_local { Pick::Local } else { Pick::Global };
+        return if pick_local {
+            Pick::Local
+        } else {
+            Pick::Global
+        };
     }
 
     // 2. one steal candidate, round-robin; an otherwise idle CPU polls them all
@@ -117,7 +121,9 @@ mod tests {
     /// Poll tick CPU 0 of `queues.len()` with the given queues.
     fn poll_with(policy: Policy, queues: &[Option<Head>], global: Option<Head>) -> Pick {
         let mut rr = 0;
-        poll(policy, NOW, 0, queues.len(), &mut rr, global, &|i| queues[i])
+        poll(policy, NOW, 0, queues.len(), &mut rr, global, &|i| {
+            queues[i]
+        })
     }
 
     #[test]
@@ -136,7 +142,10 @@ mod tests {
         let fresh = head(NOW + 40 * MS, NOW - 10 * MS);
         let stealable = head(NOW + 30 * MS, NOW - 20 * MS);
         assert_eq!(poll_with(POLICY, &[overdue, stealable], fresh), Pick::Local);
-        assert_eq!(poll_with(POLICY, &[fresh, stealable], overdue), Pick::Global);
+        assert_eq!(
+            poll_with(POLICY, &[fresh, stealable], overdue),
+            Pick::Global
+        );
     }
 
     #[test]
@@ -221,7 +230,13 @@ mod tests {
             }
         }
         let mut cases = 0;
-        for policy in [POLICY, Policy { work_stealing: false, ..POLICY }] {
+        for policy in [
+            POLICY,
+            Policy {
+                work_stealing: false,
+                ..POLICY
+            },
+        ] {
             for &l in &heads {
                 for &g in &heads {
                     for &v in &heads {
@@ -266,7 +281,10 @@ mod tests {
             Pick::Steal(i) => {
                 assert_eq!(i, 1, "{ctx}");
                 assert!(policy.work_stealing && !od(l) && !od(g), "{ctx}");
-                assert!(is_stealable(v.unwrap(), NOW, policy.steal_threshold_ns), "{ctx}");
+                assert!(
+                    is_stealable(v.unwrap(), NOW, policy.steal_threshold_ns),
+                    "{ctx}"
+                );
             }
             Pick::Nothing => {
                 assert!(l.is_none() && g.is_none(), "{ctx}");

@@ -39,13 +39,17 @@ fn preflight() -> Result<()> {
         );
     }
     if !nix::unistd::geteuid().is_root() {
-        bail!("scx_tick must run as root: loading a sched_ext scheduler needs CAP_SYS_ADMIN and CAP_BPF");
+        bail!(
+            "scx_tick must run as root: loading a sched_ext scheduler needs CAP_SYS_ADMIN and CAP_BPF"
+        );
     }
     if scx_utils::compat::is_sched_ext_enabled().unwrap_or(false) {
         let ops = std::fs::read_to_string(format!("{SCHED_EXT_SYSFS}/root/ops"))
             .map(|s| s.trim().to_string())
             .unwrap_or_else(|_| "unknown".into());
-        bail!("another sched_ext scheduler ({ops}) is already running; stop it before starting scx_tick");
+        bail!(
+            "another sched_ext scheduler ({ops}) is already running; stop it before starting scx_tick"
+        );
     }
     Ok(())
 }
@@ -67,7 +71,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
         "tick CPUs {:?}, steal threshold {} ms{}, run-tasks buffer {} ms, mid-tick tasks {}",
         plan.tick_cpus,
         plan.steal_threshold_ns as f64 / 1e6,
-        if plan.work_stealing { "" } else { " (work stealing off)" },
+        if plan.work_stealing {
+            ""
+        } else {
+            " (work stealing off)"
+        },
         plan.run_tasks_buffer_ns as f64 / 1e6,
         if plan.mid_tick_tasks { "on" } else { "off" },
     );
@@ -114,11 +122,18 @@ impl<'a> Scheduler<'a> {
         let mut skel = scx_ops_open!(builder, open_object, tick_ops, None)?;
         skel.struct_ops.tick_ops_mut().exit_dump_len = args.exit_dump_len;
 
-        let rodata = skel.maps.rodata_data.as_mut().context("BPF rodata missing")?;
+        let rodata = skel
+            .maps
+            .rodata_data
+            .as_mut()
+            .context("BPF rodata missing")?;
         rodata.nr_tick_cpus = plan.tick_cpus.len() as u32;
         for (i, &cpu) in plan.tick_cpus.iter().enumerate() {
             if cpu >= intf::tick_consts_MAX_CPUS as usize {
-                bail!("tick CPU {cpu} is above the supported maximum of {}", intf::tick_consts_MAX_CPUS - 1);
+                bail!(
+                    "tick CPU {cpu} is above the supported maximum of {}",
+                    intf::tick_consts_MAX_CPUS - 1
+                );
             }
             rodata.tick_cpus[i] = cpu as i32;
             rodata.tick_index_plus1[cpu] = i as u32 + 1;
@@ -188,13 +203,13 @@ impl<'a> Scheduler<'a> {
             if let Err(e) = self.pinner.refresh(&mut self.skel) {
                 warn!("pinning: {e:#}");
             }
-            if let Some(every) = stats_every {
-                if last_stats.elapsed() >= every {
-                    let now = self.read_counters()?;
-                    println!("{}", now.delta(&prev).line(last_stats.elapsed()));
-                    prev = now;
-                    last_stats = Instant::now();
-                }
+            if let Some(every) = stats_every
+                && last_stats.elapsed() >= every
+            {
+                let now = self.read_counters()?;
+                println!("{}", now.delta(&prev).line(last_stats.elapsed()));
+                prev = now;
+                last_stats = Instant::now();
             }
             std::thread::sleep(Duration::from_millis(100));
         }

@@ -86,9 +86,11 @@ impl Pinner {
             let (added, removed) = reassign(&mut g.homes, &g.cpus, &mut g.next, &tids);
             for (tid, cpu) in added {
                 debug!("tid {tid} of {}: home CPU {cpu}", g.cgroup.display());
-                skel.maps
-                    .home_cpus
-                    .update(&tid.to_ne_bytes(), &(cpu as i32).to_ne_bytes(), MapFlags::ANY)?;
+                skel.maps.home_cpus.update(
+                    &tid.to_ne_bytes(),
+                    &(cpu as i32).to_ne_bytes(),
+                    MapFlags::ANY,
+                )?;
             }
             for tid in removed {
                 // ignore ENOENT: nothing to clean up

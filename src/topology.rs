@@ -71,7 +71,11 @@ impl Machine {
     }
 
     pub fn nr_cores(&self) -> usize {
-        self.cpus.iter().map(|c| c.core).collect::<BTreeSet<_>>().len()
+        self.cpus
+            .iter()
+            .map(|c| c.core)
+            .collect::<BTreeSet<_>>()
+            .len()
     }
 }
 
@@ -254,7 +258,12 @@ pub fn table(m: &Machine) -> String {
     )
     .ok();
     for c in &m.cpus {
-        let caches = c.caches.iter().map(|i| fmt_id(*i)).collect::<Vec<_>>().join(":");
+        let caches = c
+            .caches
+            .iter()
+            .map(|i| fmt_id(*i))
+            .collect::<Vec<_>>()
+            .join(":");
         writeln!(
             out,
             "{:>4} {:>5} {:>6} {:>4} {:>15} {:>8} {:>9} {}",
@@ -295,7 +304,10 @@ pub fn print(args: &TopologyArgs) -> Result<()> {
     println!();
     match choice {
         Ok(c) => {
-            println!("Tick CPUs scx_tick would choose for {count} runner(s): {:?}", c.tick_cpus);
+            println!(
+                "Tick CPUs scx_tick would choose for {count} runner(s): {:?}",
+                c.tick_cpus
+            );
             for r in c.reasons {
                 println!("  {r}");
             }
@@ -383,7 +395,11 @@ pub mod tests {
     fn i9_never_picks_two_siblings_and_prefers_p_cores() {
         let m = i9_14900hx();
         let c = choose_tick_cpus(&m, 10).unwrap();
-        let cores: BTreeSet<_> = c.tick_cpus.iter().map(|&i| m.cpu(i).unwrap().core).collect();
+        let cores: BTreeSet<_> = c
+            .tick_cpus
+            .iter()
+            .map(|&i| m.cpu(i).unwrap().core)
+            .collect();
         assert_eq!(cores.len(), 10, "one CPU per core");
         // 7 P-cores are free (core 0 reserved); the remaining 3 are E-cores.
         let p = c.tick_cpus.iter().filter(|&&i| i < 16).count();
@@ -403,7 +419,11 @@ pub mod tests {
         let c = choose_tick_cpus(&m, 20).unwrap();
         let on_node0 = c.tick_cpus.iter().filter(|i| node_of(i) == 0).count();
         assert_eq!(on_node0, 4, "{:?}", c.tick_cpus);
-        let cores: BTreeSet<_> = c.tick_cpus.iter().map(|i| m.cpu(*i).unwrap().core).collect();
+        let cores: BTreeSet<_> = c
+            .tick_cpus
+            .iter()
+            .map(|i| m.cpu(*i).unwrap().core)
+            .collect();
         assert_eq!(cores.len(), 20, "never two siblings of one core");
     }
 
@@ -452,6 +472,10 @@ pub mod tests {
         assert!(t.contains("CPU  CORE SOCKET"));
         assert!(t.contains("L1d:L1i:L2:L3"));
         // CPU 3 is the sibling of CPU 2 on core 4.
-        assert!(t.lines().any(|l| l.split_whitespace().take(2).eq(["3", "4"])), "{t}");
+        assert!(
+            t.lines()
+                .any(|l| l.split_whitespace().take(2).eq(["3", "4"])),
+            "{t}"
+        );
     }
 }

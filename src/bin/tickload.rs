@@ -12,7 +12,10 @@ use scx_tick::stats::percentile;
 use serde::Serialize;
 
 #[derive(Debug, Parser)]
-#[command(name = "tickload", about = "Tick-runner workload with per-tick accounting")]
+#[command(
+    name = "tickload",
+    about = "Tick-runner workload with per-tick accounting"
+)]
 struct Args {
     /// Number of tick runner threads.
     #[arg(short = 'n', long, default_value_t = 2)]
@@ -70,7 +73,12 @@ fn sleep_until(t_ns: u64) {
     };
     // SAFETY: valid timespec; EINTR just ends the sleep early, the loop re-checks.
     unsafe {
-        libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut())
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
     };
 }
 
@@ -87,7 +95,14 @@ fn burn(ns: u64) {
     }
 }
 
-fn runner(name: String, period: u64, deadline: u64, work: u64, start: u64, end: u64) -> RunnerReport {
+fn runner(
+    name: String,
+    period: u64,
+    deadline: u64,
+    work: u64,
+    start: u64,
+    end: u64,
+) -> RunnerReport {
     let mut lateness = Vec::new();
     let mut mspt = Vec::new();
     let mut r = RunnerReport {
@@ -117,7 +132,11 @@ fn runner(name: String, period: u64, deadline: u64, work: u64, start: u64, end: 
         }
     }
     let ms = |v: u64| v as f64 / 1e6;
-    r.miss_pct = if r.ticks > 0 { 100.0 * r.misses as f64 / r.ticks as f64 } else { 0.0 };
+    r.miss_pct = if r.ticks > 0 {
+        100.0 * r.misses as f64 / r.ticks as f64
+    } else {
+        0.0
+    };
     lateness.sort_unstable();
     mspt.sort_unstable();
     r.lateness_p50_ms = ms(percentile(&lateness, 50.0));
@@ -156,7 +175,11 @@ fn main() -> Result<()> {
 
     let ticks: u64 = reports.iter().map(|r| r.ticks).sum();
     let misses: u64 = reports.iter().map(|r| r.misses).sum();
-    let miss_pct = if ticks > 0 { 100.0 * misses as f64 / ticks as f64 } else { 0.0 };
+    let miss_pct = if ticks > 0 {
+        100.0 * misses as f64 / ticks as f64
+    } else {
+        0.0
+    };
     if a.json {
         let v = serde_json::json!({
             "ticks": ticks, "misses": misses, "miss_pct": miss_pct, "runners": reports,
@@ -166,13 +189,30 @@ fn main() -> Result<()> {
     }
     println!(
         "{:<16} {:>6} {:>6} {:>7} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6}",
-        "RUNNER", "TICKS", "MISSES", "MISS%", "LATE_P50", "LATE_P99", "LATE_MAX", "MSPT_AVG", "MSPT_P99", "TPS"
+        "RUNNER",
+        "TICKS",
+        "MISSES",
+        "MISS%",
+        "LATE_P50",
+        "LATE_P99",
+        "LATE_MAX",
+        "MSPT_AVG",
+        "MSPT_P99",
+        "TPS"
     );
     for r in &reports {
         println!(
             "{:<16} {:>6} {:>6} {:>6.2}% {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>8.2} {:>6.1}",
-            r.name, r.ticks, r.misses, r.miss_pct, r.lateness_p50_ms, r.lateness_p99_ms,
-            r.lateness_max_ms, r.mspt_mean_ms, r.mspt_p99_ms, r.tps
+            r.name,
+            r.ticks,
+            r.misses,
+            r.miss_pct,
+            r.lateness_p50_ms,
+            r.lateness_p99_ms,
+            r.lateness_max_ms,
+            r.mspt_mean_ms,
+            r.mspt_p99_ms,
+            r.tps
         );
     }
     println!("total: ticks={ticks} misses={misses} miss_pct={miss_pct:.2}");
