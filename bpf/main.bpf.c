@@ -235,7 +235,8 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 	struct bpf_cpumask *mask = tick_cpumask;
 	s32 cpu;
 
-	if (!mask)
+	/* nothing waits any more: the home CPU got to it in time */
+	if (!mask || scx_bpf_dsq_nr_queued(*key) <= 0)
 		return 0;
 	cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
 	if (cpu >= 0)
@@ -243,17 +244,19 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 	return 0;
 }
 
-/* A runner was queued for @cpu: make that CPU look at it now unless it already runs a runner. */
+/*
+ * A runner was queued for home CPU @cpu: a CPU idle or running other work
+ * switches to it at once; if it has to wait, a steal timer is armed.
+ */
 static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
 	if (!cctx)
 		return;
-	if (cctx->running_tick)
-		arm_steal_timer(cpu, tctx, now);
-	else
-		/* idle or running other work: a waking runner preempts it at once */
+	/* armed even when the CPU looks free: another runner may be about to start there */
+	arm_steal_timer(cpu, tctx, now);
+	if (!cctx->running_tick)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 }
 

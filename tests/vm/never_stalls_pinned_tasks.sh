@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Tasks allowed only on a tick CPU still run, with mid-tick lending off and
+# busy runners homed on that CPU; the watchdog never fires.
+source "$(dirname "$0")/../lib.sh"
+CG=$(make_cgroup tick)
+start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --no-mid-tick
+"$TICKLOAD" -n 2 --period-ms 50 --work-ms 20 --duration-s 12 --cgroup "$CG" >"$WORK/load" &
+load=$!
+taskset -c 1 stress-ng --cpu 2 --timeout 10s --metrics-brief >"$WORK/pinned" 2>&1 || fail "pinned stress-ng failed"
+wait $load || fail "tickload failed"
+[[ "$(state)" == enabled ]] || fail "scheduler ejected (state $(state))"
+ops=$(awk '/metrc:.* cpu /{print $5}' "$WORK/pinned")
+note "tasks pinned to tick CPU 1: bogo-ops $ops; $(grep total: "$WORK/load")"
+[[ -n "$ops" && "${ops%.*}" -gt 0 ]] || fail "tasks pinned to a tick CPU made no progress"
+stop_scx INT
+[[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
+check_dmesg_clean

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Two runners homed on tick CPU 1, tick CPU 2 idle beside it: the one that
+# waits is stolen with the default 3 ms threshold; never with a threshold
+# above the wait, and never with --no-work-stealing.
+source "$(dirname "$0")/../lib.sh"
+CG=$(make_cgroup tick)
+LOAD=(-n 2 --period-ms 50 --work-ms 10 --duration-s 5 --cgroup "$CG")
+
+run_case() { # name, scx flags...
+  local name=$1; shift
+  start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" "$@"
+  "$TICKLOAD" "${LOAD[@]}" >"$WORK/$name.load" || fail "$name: tickload failed"
+  stop_scx INT
+  [[ $SCX_RC -eq 0 ]] || fail "$name: exit status $SCX_RC"
+  read_totals
+  note "$name: ticks=$tot_ticks stolen=$tot_dispatch_stolen refused=$tot_steals_refused"
+  ((tot_ticks > 0)) || fail "$name: no ticks counted"
+}
+
+run_case default
+((tot_dispatch_stolen > 0)) || fail "default threshold: no steal although a runner waited 10 ms"
+run_case high-threshold --steal-threshold-ms 40
+((tot_dispatch_stolen == 0)) || fail "threshold 40 ms: $tot_dispatch_stolen steals of runners that waited ~10 ms"
+run_case no-stealing --no-work-stealing
+((tot_dispatch_stolen == 0)) || fail "--no-work-stealing: $tot_dispatch_stolen steals"
+check_dmesg_clean
