@@ -104,7 +104,11 @@ INIT
   mv "$INITRD.tmp" "$INITRD"
   rm -rf "$tmp"
 }
-[[ -e "$INITRD" ]] || { log "building the guest initramfs"; build_initrd; }
+if [[ ! -e "$INITRD" ]]; then
+  log "building the guest initramfs"
+  rm -f "$VMDIR"/initrd-*.cpio.gz
+  build_initrd
+fi
 
 # --- the per-run directory (second 9p share): guest init, command, results
 RUN=$(mktemp -d /tmp/scx_tick-vm.XXXXXX)

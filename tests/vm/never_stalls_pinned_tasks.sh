@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Tasks allowed only on a tick CPU still run, with mid-tick lending off and
-# busy runners homed on that CPU; the watchdog never fires.
+# Tasks allowed only on a tick CPU still run, with mid-tick lending off,
+# busy runners homed on that CPU and a fork/pipe storm; the watchdog never fires.
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --no-mid-tick
 "$TICKLOAD" -n 2 --period-ms 50 --work-ms 20 --duration-s 12 --cgroup "$CG" >"$WORK/load" &
 load=$!
+( end=$((SECONDS + 10)); while ((SECONDS < end)); do hackbench --pipe --groups 4 --loops 100 >/dev/null 2>&1 || exit 1; done ) &
+storm=$!
 taskset -c 1 stress-ng --cpu 2 --timeout 10s --metrics-brief >"$WORK/pinned" 2>&1 || fail "pinned stress-ng failed"
 wait $load || fail "tickload failed"
+wait $storm || fail "the fork/pipe storm failed"
 [[ "$(state)" == enabled ]] || fail "scheduler ejected (state $(state))"
 ops=$(awk '/metrc:.* cpu /{print $5}' "$WORK/pinned")
 note "tasks pinned to tick CPU 1: bogo-ops $ops; $(grep total: "$WORK/load")"
