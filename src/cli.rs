@@ -23,6 +23,41 @@ pub struct Cli {
 pub enum Command {
     /// Print the CPU topology table and the tick CPUs scx_tick would choose.
     Topology(TopologyArgs),
+    /// Validate a configuration file (and the flags) without loading anything.
+    CheckConfig(CheckConfigArgs),
+    /// Move threads into a tick group, creating the threaded cgroup it needs.
+    Tag(TagArgs),
+    /// Move tagged threads out of their tick group again.
+    Untag(TagArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckConfigArgs {
+    /// The TOML configuration file.
+    pub file: PathBuf,
+    /// Where cgroup2 is mounted.
+    #[arg(long, default_value = "/sys/fs/cgroup", hide = true)]
+    pub cgroup_root: PathBuf,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("who").required(true).args(["pid", "tid"])))]
+pub struct TagArgs {
+    /// Tick group name: threads go to <cgroup2>/scx_tick/NAME/ticks.
+    #[arg(long)]
+    pub group: String,
+    /// The process whose threads to (un)tag (all of them unless --thread-name).
+    #[arg(long)]
+    pub pid: Option<u32>,
+    /// Only threads whose name matches this regular expression.
+    #[arg(long, requires = "pid")]
+    pub thread_name: Option<String>,
+    /// Individual thread ids.
+    #[arg(long, num_args = 1..)]
+    pub tid: Vec<u32>,
+    /// Where cgroup2 is mounted.
+    #[arg(long, default_value = "/sys/fs/cgroup", hide = true)]
+    pub cgroup_root: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -37,6 +72,10 @@ pub struct TopologyArgs {
 
 #[derive(Debug, Args, Default)]
 pub struct RunArgs {
+    /// TOML configuration file; flags given as well override its values.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     /// A tick group: a cgroup v2 path (relative to the cgroup2 mount, or
     /// absolute) whose threads, and those of every cgroup below it, are tick
     /// runners. Options follow after commas:
@@ -69,6 +108,12 @@ pub struct RunArgs {
     /// (seed: enableMidTickTasks=false)
     #[arg(long)]
     pub no_mid_tick: bool,
+
+    /// Keep runners on their home CPU softly (the BPF policy knows it, they
+    /// stay stealable) or hard (sched_setaffinity, never stolen).
+    /// (seed: enableAffinitySchedulerCpuAffinity = hard)
+    #[arg(long, value_enum)]
+    pub pin: Option<crate::config::Pin>,
 
     /// Time slice of other (non-tick) tasks, in ms.
     #[arg(long, value_name = "MS")]

@@ -6,9 +6,10 @@
 //! the key, the bad value and what is allowed.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
+use serde::Deserialize;
 
 use crate::cli::RunArgs;
 use crate::topology::{self, Machine};
@@ -25,6 +26,27 @@ pub enum TickCpus {
     Auto,
     Count(usize),
     List(Vec<usize>),
+}
+
+/// How runners are kept on their home CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Pin {
+    /// The home CPU is known to the BPF policy only: runners stay stealable.
+    #[default]
+    Soft,
+    /// sched_setaffinity to the home CPU, like the seed: never stolen.
+    Hard,
+}
+
+impl std::str::FromStr for Pin {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Pin> {
+        match s {
+            "soft" => Ok(Pin::Soft),
+            "hard" => Ok(Pin::Hard),
+            _ => bail!("pin = {s:?}: allowed: \"soft\" or \"hard\""),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +66,7 @@ pub struct Config {
     pub work_stealing: bool,
     pub mid_tick_tasks: bool,
     pub slice_ms: f64,
+    pub pin: Pin,
     pub groups: Vec<GroupConfig>,
 }
 
@@ -56,6 +79,7 @@ impl Default for Config {
             work_stealing: true,
             mid_tick_tasks: true,
             slice_ms: DEFAULT_SLICE_MS,
+            pin: Pin::Soft,
             groups: Vec::new(),
         }
     }
@@ -80,6 +104,7 @@ pub struct Plan {
     pub slice_ns: u64,
     pub work_stealing: bool,
     pub mid_tick_tasks: bool,
+    pub pin: Pin,
     pub groups: Vec<Group>,
 }
 
@@ -182,9 +207,12 @@ pub fn parse_group_spec(spec: &str) -> Result<GroupConfig> {
 }
 
 impl Config {
-    /// Defaults overridden by the command line.
+    /// Defaults, overridden by `--config FILE`, overridden by the flags.
     pub fn from_args(args: &RunArgs) -> Result<Config> {
-        let mut c = Config::default();
+        let mut c = match &args.config {
+            Some(path) => Config::from_file(path)?,
+            None => Config::default(),
+        };
         if let Some(s) = &args.tick_cpus {
             c.tick_cpus = parse_tick_cpus(s)?;
         }
@@ -197,10 +225,61 @@ impl Config {
         if let Some(v) = args.slice_ms {
             c.slice_ms = v;
         }
+        if let Some(p) = args.pin {
+            c.pin = p;
+        }
         c.work_stealing &= !args.no_work_stealing;
         c.mid_tick_tasks &= !args.no_mid_tick;
-        for spec in &args.tick_cgroups {
-            c.groups.push(parse_group_spec(spec)?);
+        if !args.tick_cgroups.is_empty() {
+            c.groups = args
+                .tick_cgroups
+                .iter()
+                .map(|s| parse_group_spec(s))
+                .collect::<Result<_>>()?;
+        }
+        Ok(c)
+    }
+
+    pub fn from_file(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the configuration file {}", path.display()))?;
+        Config::from_toml(&text).with_context(|| format!("in {}", path.display()))
+    }
+
+    /// Parse a TOML configuration; keys mirror the seed's vocabulary (the
+    /// seed's own camelCase names are accepted too).
+    pub fn from_toml(text: &str) -> Result<Config> {
+        let f: FileConfig =
+            toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
+        let mut c = Config::default();
+        if let Some(v) = f.tick_cpus {
+            c.tick_cpus = v.into_tick_cpus("tick_cpus")?;
+        }
+        c.steal_threshold_ms = f.steal_threshold_ms.unwrap_or(c.steal_threshold_ms);
+        c.run_tasks_buffer_ms = f.run_tasks_buffer_ms.unwrap_or(c.run_tasks_buffer_ms);
+        c.work_stealing = f.work_stealing.unwrap_or(c.work_stealing);
+        c.mid_tick_tasks = f.mid_tick_tasks.unwrap_or(c.mid_tick_tasks);
+        c.slice_ms = f.slice_ms.unwrap_or(c.slice_ms);
+        if let Some(p) = f.pin {
+            c.pin = p.parse()?;
+        }
+        for g in f.groups {
+            let cpus = match g.cpus {
+                None => None,
+                Some(v) => match v.into_tick_cpus("group.cpus")? {
+                    TickCpus::List(l) => Some(l),
+                    _ => bail!(
+                        "group {:?}: cpus must be a CPU list such as [2, 4] or \"2,4\"",
+                        g.cgroup
+                    ),
+                },
+            };
+            c.groups.push(GroupConfig {
+                cgroup: g.cgroup,
+                period_ms: g.period_ms.unwrap_or(DEFAULT_PERIOD_MS),
+                deadline_ms: g.deadline_ms,
+                cpus,
+            });
         }
         Ok(c)
     }
@@ -328,8 +407,74 @@ impl Config {
             slice_ns: ms_to_ns(self.slice_ms),
             work_stealing: self.work_stealing,
             mid_tick_tasks: self.mid_tick_tasks,
+            pin: self.pin,
             groups,
         })
+    }
+}
+
+/// The TOML file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(alias = "stealThresholdMillis")]
+    steal_threshold_ms: Option<f64>,
+    #[serde(alias = "runTasksBufferMillis")]
+    run_tasks_buffer_ms: Option<f64>,
+    #[serde(alias = "tickRegionAffinity")]
+    tick_cpus: Option<CpuValue>,
+    #[serde(alias = "enableWorkStealing")]
+    work_stealing: Option<bool>,
+    #[serde(alias = "enableMidTickTasks")]
+    mid_tick_tasks: Option<bool>,
+    pin: Option<String>,
+    slice_ms: Option<f64>,
+    #[serde(default, rename = "group")]
+    groups: Vec<FileGroup>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileGroup {
+    cgroup: String,
+    period_ms: Option<f64>,
+    deadline_ms: Option<f64>,
+    cpus: Option<CpuValue>,
+}
+
+/// `4`, `"2,4,6-7"`, `[2, 4]` or the seed's `["2", "4"]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum CpuValue {
+    Count(i64),
+    Text(String),
+    Ids(Vec<i64>),
+    Strings(Vec<String>),
+}
+
+impl CpuValue {
+    fn into_tick_cpus(self, key: &str) -> Result<TickCpus> {
+        match self {
+            CpuValue::Count(n) if n >= 1 => Ok(TickCpus::Count(n as usize)),
+            CpuValue::Count(n) => {
+                bail!("{key} = {n}: allowed: a count of 1 or more, or a CPU list")
+            }
+            CpuValue::Text(s) => Ok(TickCpus::List(parse_cpu_list(key, &s)?)),
+            CpuValue::Ids(ids) => {
+                let mut l = Vec::new();
+                for id in ids {
+                    if id < 0 {
+                        bail!("{key}: CPU id {id} is negative; allowed: 0 or more");
+                    }
+                    l.push(id as usize);
+                }
+                if l.is_empty() {
+                    bail!("{key} = []: no CPU given");
+                }
+                Ok(TickCpus::List(l))
+            }
+            CpuValue::Strings(v) => Ok(TickCpus::List(parse_cpu_list(key, &v.join(","))?)),
+        }
     }
 }
 
@@ -523,6 +668,112 @@ mod tests {
         let mut c = with_group(group(50.0, None));
         c.groups.push(group(50.0, None));
         assert!(plan(&c).unwrap_err().to_string().contains("given twice"));
+    }
+
+    #[test]
+    fn toml_mirrors_the_seed_vocabulary() {
+        let c = Config::from_toml(
+            r#"
+            steal_threshold_ms = 5
+            run_tasks_buffer_ms = 0.5
+            tick_cpus = "2,4"
+            work_stealing = false
+            mid_tick_tasks = false
+            pin = "hard"
+            [[group]]
+            cgroup = "world"
+            period_ms = 50
+            deadline_ms = 45
+            [[group]]
+            cgroup = "physics"
+            period_ms = 16.6
+            cpus = [4]
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.steal_threshold_ms, 5.0);
+        assert_eq!(c.run_tasks_buffer_ms, 0.5);
+        assert_eq!(c.tick_cpus, TickCpus::List(vec![2, 4]));
+        assert!(!c.work_stealing && !c.mid_tick_tasks);
+        assert_eq!(c.pin, Pin::Hard);
+        assert_eq!(c.groups.len(), 2);
+        assert_eq!(c.groups[1].cpus, Some(vec![4]));
+        assert_eq!(c.groups[0].deadline_ms, Some(45.0));
+    }
+
+    #[test]
+    fn toml_accepts_the_seeds_own_names() {
+        let c = Config::from_toml(
+            r#"
+            stealThresholdMillis = 3
+            runTasksBufferMillis = 0.1
+            tickRegionAffinity = ["0", "2", "4", "6"]
+            enableWorkStealing = true
+            enableMidTickTasks = true
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.tick_cpus, TickCpus::List(vec![0, 2, 4, 6]));
+        let c = Config::from_toml("tick_cpus = 3").unwrap();
+        assert_eq!(c.tick_cpus, TickCpus::Count(3));
+    }
+
+    #[test]
+    fn toml_errors_name_the_key() {
+        let e = Config::from_toml("steal_treshold_ms = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `steal_treshold_ms`"), "{e}");
+        let e = Config::from_toml("steal_threshold_ms = \"fast\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("steal_threshold_ms"), "{e}");
+        let e = Config::from_toml("pin = \"firm\"").unwrap_err().to_string();
+        assert!(e.contains("pin") && e.contains("allowed"), "{e}");
+        let e = Config::from_toml("tick_cpus = 0").unwrap_err().to_string();
+        assert!(e.contains("tick_cpus = 0"), "{e}");
+        let e = Config::from_toml("[[group]]\nperiod_ms = 50")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cgroup"), "{e}");
+        let e = Config::from_toml("[[group]]\ncgroup = \"w\"\nspeed = 1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `speed`"), "{e}");
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let dir = std::env::temp_dir().join(format!("scx_tick_cfg_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(&file, "steal_threshold_ms = 5\n[[group]]\ncgroup = \"a\"\n").unwrap();
+        let args = RunArgs {
+            config: Some(file.clone()),
+            steal_threshold_ms: Some(7.0),
+            no_mid_tick: true,
+            ..Default::default()
+        };
+        let c = Config::from_args(&args).unwrap();
+        assert_eq!(c.steal_threshold_ms, 7.0);
+        assert!(!c.mid_tick_tasks);
+        assert_eq!(
+            c.groups[0].cgroup, "a",
+            "file groups kept when no flag gives groups"
+        );
+        let args = RunArgs {
+            config: Some(file),
+            tick_cgroups: vec!["b".into()],
+            ..Default::default()
+        };
+        assert_eq!(Config::from_args(&args).unwrap().groups[0].cgroup, "b");
+        let args = RunArgs {
+            config: Some(dir.join("missing.toml")),
+            ..Default::default()
+        };
+        let e = format!("{:#}", Config::from_args(&args).unwrap_err());
+        assert!(e.contains("cannot read the configuration file"), "{e}");
+        std::fs::remove_dir_all(dir).ok();
     }
 
     #[test]

@@ -10,4 +10,5 @@ pub mod dispatch;
 pub mod loader;
 pub mod pinning;
 pub mod stats;
+pub mod tagging;
 pub mod topology;

@@ -18,7 +18,7 @@ use scx_utils::{UserExitInfo, scx_ops_attach, scx_ops_load, scx_ops_open, uei_ex
 
 use crate::bpf::{BpfSkel, BpfSkelBuilder, intf};
 use crate::cgroup;
-use crate::cli::RunArgs;
+use crate::cli::{CheckConfigArgs, RunArgs};
 use crate::config::{Config, Plan};
 use crate::pinning::Pinner;
 use crate::stats::Counters;
@@ -54,10 +54,43 @@ fn preflight() -> Result<()> {
     Ok(())
 }
 
-pub fn run(args: &RunArgs) -> Result<()> {
+fn plan(args: &RunArgs) -> Result<Plan> {
     let config = Config::from_args(args)?;
     let machine = Machine::read()?;
-    let plan = config.validate(&machine, &|p| cgroup::resolve(&args.cgroup_root, p))?;
+    config.validate(&machine, &|p| cgroup::resolve(&args.cgroup_root, p))
+}
+
+/// `scx_tick check-config FILE`: everything `run` checks, nothing loaded.
+pub fn check_config(args: &CheckConfigArgs) -> Result<()> {
+    let plan = plan(&RunArgs {
+        config: Some(args.file.clone()),
+        cgroup_root: args.cgroup_root.clone(),
+        ..Default::default()
+    })?;
+    println!("{}: valid", args.file.display());
+    println!("  tick CPUs: {:?}", plan.tick_cpus);
+    println!(
+        "  steal threshold {} ms (work stealing {}), run-tasks buffer {} ms, mid-tick tasks {}, pin {:?}",
+        plan.steal_threshold_ns as f64 / 1e6,
+        if plan.work_stealing { "on" } else { "off" },
+        plan.run_tasks_buffer_ns as f64 / 1e6,
+        if plan.mid_tick_tasks { "on" } else { "off" },
+        plan.pin
+    );
+    for g in &plan.groups {
+        println!(
+            "  tick group {}: period {} ms, deadline {} ms, home CPUs {:?}",
+            g.cgroup.display(),
+            g.period_ns as f64 / 1e6,
+            g.deadline_ns as f64 / 1e6,
+            g.home_cpus
+        );
+    }
+    Ok(())
+}
+
+pub fn run(args: &RunArgs) -> Result<()> {
+    let plan = plan(args)?;
     preflight()?;
 
     let shutdown = Arc::new(AtomicBool::new(false));

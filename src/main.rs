@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use scx_tick::{cli, loader, topology};
+use scx_tick::{cli, loader, tagging, topology};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -11,6 +11,9 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         None => loader::run(&cli.run),
         Some(cli::Command::Topology(args)) => topology::print(args),
+        Some(cli::Command::CheckConfig(args)) => loader::check_config(args),
+        Some(cli::Command::Tag(args)) => tagging::tag(args),
+        Some(cli::Command::Untag(args)) => tagging::untag(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,8 @@
 //! Home CPUs for tick runners: each thread of a tick group gets one of the
 //! group's tick CPUs, round-robin, and the BPF side learns it through the
-//! `home_cpus` map (soft pinning: the runner stays stealable).
+//! `home_cpus` map. Soft pinning stops there (the runner stays stealable);
+//! hard pinning also sets the thread's affinity to its home CPU, like the
+//! seed, and restores the original affinity on exit.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -8,11 +10,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use libbpf_rs::{MapCore, MapFlags};
-use log::debug;
+use log::{debug, warn};
+use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+use nix::unistd::Pid;
 
 use crate::bpf::BpfSkel;
 use crate::cgroup;
-use crate::config::Plan;
+use crate::config::{Pin, Plan};
 
 /// New threads are picked up within this time. Reading cgroup.threads is
 /// cheap; a faster scan would only burn CPU on tick servers.
@@ -21,13 +25,38 @@ const SCAN_EVERY: Duration = Duration::from_millis(200);
 struct GroupHomes {
     cgroup: PathBuf,
     cpus: Vec<usize>,
+    /// relative deadline / period: the CPU share one runner may claim
+    share: f64,
     next: usize,
     homes: BTreeMap<u32, usize>,
 }
 
 pub struct Pinner {
     groups: Vec<GroupHomes>,
+    pin: Pin,
+    /// Affinities changed by hard pinning, to restore.
+    saved: BTreeMap<u32, CpuSet>,
     last_scan: Option<Instant>,
+    last_admission: Option<String>,
+}
+
+/// The admission check: each runner may claim deadline/period of a CPU;
+/// warn when the groups' runners together claim more than their tick CPUs.
+/// `groups` holds (runners, share, home CPUs) per group.
+pub fn admission(groups: &[(usize, f64, &[usize])]) -> Option<String> {
+    let demand: f64 = groups.iter().map(|(n, share, _)| *n as f64 * share).sum();
+    let cpus: std::collections::BTreeSet<usize> = groups
+        .iter()
+        .flat_map(|(_, _, c)| c.iter().copied())
+        .collect();
+    let busy = groups.iter().any(|(n, _, _)| *n > 0);
+    (busy && demand > cpus.len() as f64 + 1e-9).then(|| {
+        format!(
+            "admission: tick runners may claim {demand:.2} CPUs (runners x deadline/period) \
+             but have {} tick CPU(s): ticks may miss their deadlines; add tick CPUs or shorten deadlines",
+            cpus.len()
+        )
+    })
 }
 
 /// Assign homes round-robin to `tids` not yet homed; forget those gone.
@@ -67,12 +96,30 @@ impl Pinner {
                 .map(|g| GroupHomes {
                     cgroup: g.cgroup.clone(),
                     cpus: g.home_cpus.clone(),
+                    share: g.deadline_ns as f64 / g.period_ns as f64,
                     next: 0,
                     homes: BTreeMap::new(),
                 })
                 .collect(),
+            pin: plan.pin,
+            saved: BTreeMap::new(),
             last_scan: None,
+            last_admission: None,
         }
+    }
+
+    /// Hard pinning: remember the thread's affinity, then pin it to `cpu`.
+    fn pin_hard(&mut self, tid: u32, cpu: usize) {
+        let pid = Pid::from_raw(tid as i32);
+        let Ok(old) = sched_getaffinity(pid) else {
+            return; // exited
+        };
+        let mut set = CpuSet::new();
+        if set.set(cpu).is_err() || sched_setaffinity(pid, &set).is_err() {
+            warn!("could not pin thread {tid} to CPU {cpu}");
+            return;
+        }
+        self.saved.entry(tid).or_insert(old);
     }
 
     pub fn refresh(&mut self, skel: &mut BpfSkel) -> Result<()> {
@@ -80,34 +127,78 @@ impl Pinner {
             return Ok(());
         }
         self.last_scan = Some(Instant::now());
+        let mut to_pin: Vec<(u32, usize)> = Vec::new();
         for g in &mut self.groups {
             // A removed group simply has no threads any more.
             let tids = cgroup::threads(&g.cgroup).unwrap_or_default();
             let (added, removed) = reassign(&mut g.homes, &g.cpus, &mut g.next, &tids);
-            for (tid, cpu) in added {
+            for &(tid, cpu) in &added {
                 debug!("tid {tid} of {}: home CPU {cpu}", g.cgroup.display());
-                skel.maps.home_cpus.update(
-                    &tid.to_ne_bytes(),
-                    &(cpu as i32).to_ne_bytes(),
-                    MapFlags::ANY,
-                )?;
+                let home = (cpu as i32).to_ne_bytes();
+                skel.maps
+                    .home_cpus
+                    .update(&tid.to_ne_bytes(), &home, MapFlags::ANY)?;
             }
             for tid in removed {
                 // ignore ENOENT: nothing to clean up
                 let _ = skel.maps.home_cpus.delete(&tid.to_ne_bytes());
+                self.saved.remove(&tid);
+            }
+            to_pin.extend(added);
+        }
+        if self.pin == Pin::Hard {
+            for (tid, cpu) in to_pin {
+                self.pin_hard(tid, cpu);
             }
         }
+        self.check_admission();
         Ok(())
     }
 
-    /// Undo whatever pinning changed outside the scheduler (nothing for
-    /// soft pinning: the map dies with the scheduler).
-    pub fn restore(&mut self) {}
+    fn check_admission(&mut self) {
+        let load: Vec<(usize, f64, &[usize])> = self
+            .groups
+            .iter()
+            .map(|g| (g.homes.len(), g.share, g.cpus.as_slice()))
+            .collect();
+        let verdict = admission(&load);
+        if verdict != self.last_admission {
+            if let Some(w) = &verdict {
+                warn!("{w}");
+            }
+            self.last_admission = verdict;
+        }
+    }
+
+    /// Give every hard-pinned thread its original affinity back (soft
+    /// pinning changed nothing outside the scheduler).
+    pub fn restore(&mut self) {
+        for (tid, set) in std::mem::take(&mut self.saved) {
+            // ESRCH: the thread is gone, nothing to restore
+            let _ = sched_setaffinity(Pid::from_raw(tid as i32), &set);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn admission_warns_only_when_claims_exceed_tick_cpus() {
+        let two: &[usize] = &[1, 2];
+        assert_eq!(admission(&[(2, 1.0, two)]), None);
+        assert_eq!(admission(&[(0, 1.0, two)]), None);
+        let w = admission(&[(3, 1.0, two)]).unwrap();
+        assert!(
+            w.contains("3.00 CPUs") && w.contains("2 tick CPU(s)"),
+            "{w}"
+        );
+        // shorter deadlines claim less: 4 runners x 0.5 fit on 2 CPUs
+        assert_eq!(admission(&[(4, 0.5, two)]), None);
+        // two groups sharing CPU 2 count it once
+        assert!(admission(&[(2, 0.8, two), (1, 0.8, &[2])]).is_some());
+    }
 
     #[test]
     fn homes_are_round_robin_and_follow_threads() {

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# --pin hard pins each runner to its home CPU (so it is never stolen), and
+# every affinity is restored when scx_tick exits on SIGTERM.
+source "$(dirname "$0")/../lib.sh"
+CG=$(make_cgroup tick)
+"$TICKLOAD" -n 2 --work-ms 10 --duration-s 8 --cgroup "$CG" >"$WORK/load" &
+pid=$!
+for _ in $(seq 50); do [[ $(ls /proc/$pid/task | wc -l) -ge 3 ]] && break; sleep 0.1; done
+tids=$(ls /proc/$pid/task | grep -vx $pid)
+before=$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)
+start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --pin hard
+# pinning scans every 200 ms: poll until it took effect (bounded)
+during=""
+for _ in $(seq 30); do
+  during=$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)
+  [[ "$during" == 1 ]] && break
+  sleep 0.1
+done
+[[ "$during" == 1 ]] || fail "runners not hard-pinned to CPU 1: $during"
+wait $pid || fail "tickload failed"
+"$TICKLOAD" -n 2 --work-ms 10 --duration-s 4 --cgroup "$CG" >"$WORK/load2" &
+pid=$!
+for _ in $(seq 50); do [[ $(ls /proc/$pid/task | wc -l) -ge 3 ]] && break; sleep 0.1; done
+tids=$(ls /proc/$pid/task | grep -vx $pid)
+for _ in $(seq 30); do
+  [[ "$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)" == 1 ]] && break
+  sleep 0.1
+done
+stop_scx TERM
+[[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
+after=$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)
+note "affinity before: $before, while pinned: $during, after SIGTERM: $after"
+[[ "$after" == "$before" ]] || fail "affinity not restored: $after, was $before"
+wait $pid
+read_totals
+((tot_dispatch_stolen == 0)) || fail "$tot_dispatch_stolen steals of hard-pinned runners"
