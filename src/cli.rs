@@ -91,12 +91,12 @@ pub struct RunArgs {
 
     /// Start lateness after which another tick CPU may steal a queued
     /// runner, in ms. (seed: stealThresholdMillis)
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub steal_threshold_ms: Option<f64>,
 
     /// Other work lent a tick CPU must end this long before the runner's
     /// predicted next wake, in ms. (seed: runTasksBufferMillis)
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub run_tasks_buffer_ms: Option<f64>,
 
     /// Never steal runners queued on another tick CPU. (seed: enableWorkStealing=false)
@@ -116,7 +116,7 @@ pub struct RunArgs {
     pub pin: Option<crate::config::Pin>,
 
     /// Time slice of other (non-tick) tasks, in ms.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub slice_ms: Option<f64>,
 
     /// Print statistics every N seconds while running (0: off).

@@ -249,8 +249,16 @@ impl Config {
     /// Parse a TOML configuration; keys mirror the seed's vocabulary (the
     /// seed's own camelCase names are accepted too).
     pub fn from_toml(text: &str) -> Result<Config> {
-        let f: FileConfig =
-            toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
+        // One line: "line N (`the line`): <what is wrong>", not toml's
+        // multi-line excerpt; the quoted line names the key.
+        let f: FileConfig = toml::from_str(text).map_err(|e| match e.span() {
+            Some(span) => {
+                let n = text[..span.start].matches('\n').count();
+                let line = text.lines().nth(n).unwrap_or("").trim();
+                anyhow!("line {} (`{line}`): {}", n + 1, e.message())
+            }
+            None => anyhow!("{}", e.message()),
+        })?;
         let mut c = Config::default();
         if let Some(v) = f.tick_cpus {
             c.tick_cpus = v.into_tick_cpus("tick_cpus")?;

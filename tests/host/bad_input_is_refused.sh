@@ -41,9 +41,8 @@ for c in "${CASES[@]}"; do
   rc=$?
   set -e
   ((rc != 0)) || fail "'$args' was accepted"
-  grep -qF -- "$want" "$WORK/err" || fail "'$args': message lacks '$want': $(cat "$WORK/err")"
-  lines=$(grep -c . "$WORK/err")
-  ((lines <= 2)) || fail "'$args': $lines lines of error output, expected one: $(cat "$WORK/err")"
+  # the first line names the problem
+  head -1 "$WORK/err" | grep -qF -- "$want" || fail "'$args': first line lacks '$want': $(cat "$WORK/err")"
   n=$((n + 1))
 done
 note "$n bad inputs refused with clear messages, e.g. $(head -1 "$WORK/err")"
