@@ -3,11 +3,18 @@
 # every affinity is restored when scx_tick exits on SIGTERM.
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
-"$TICKLOAD" -n 2 --work-ms 10 --duration-s 8 --cgroup "$CG" >"$WORK/load" &
+"$TICKLOAD" -n 2 --work-ms 10 --duration-s 8 --cgroup "$CG" --json >"$WORK/load" &
 pid=$!
 for _ in $(seq 50); do [[ $(ls /proc/$pid/task | wc -l) -ge 3 ]] && break; sleep 0.1; done
 tids=$(ls /proc/$pid/task | grep -vx $pid)
 before=$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)
+# a failed start (another scheduler runs) changes no affinity
+start_scx --tick-cpus 1,2
+set +e; "$SCX" --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --pin hard 2>/dev/null; rc=$?; set -e
+((rc != 0)) || fail "second instance started"
+stop_scx INT
+failed=$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)
+[[ "$failed" == "$before" ]] || fail "a failed start changed affinities: $failed"
 start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --pin hard
 # pinning scans every 200 ms: poll until it took effect (bounded)
 during=""
@@ -17,6 +24,13 @@ for _ in $(seq 30); do
   sleep 0.1
 done
 [[ "$during" == 1 ]] || fail "runners not hard-pinned to CPU 1: $during"
+# the CPU each runner actually last ran on (field 39 of /proc/TID/stat), sampled
+ran=$(for _ in $(seq 20); do
+  for t in $tids; do sed 's/.*) //' /proc/$t/stat 2>/dev/null | awk '{print $37}'; done
+  sleep 0.1
+done | sort -u | tr '\n' ' ')
+note "CPUs the hard-pinned runners were seen on: $ran"
+[[ "$ran" == "1 " ]] || fail "hard-pinned runners ran on CPUs $ran"
 wait $pid || fail "tickload failed"
 "$TICKLOAD" -n 2 --work-ms 10 --duration-s 4 --cgroup "$CG" >"$WORK/load2" &
 pid=$!

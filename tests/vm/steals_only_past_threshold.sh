@@ -4,7 +4,7 @@
 # above the wait, and never with --no-work-stealing.
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
-LOAD=(-n 2 --period-ms 50 --work-ms 10 --duration-s 5 --cgroup "$CG")
+LOAD=(-n 2 --period-ms 50 --work-ms 10 --duration-s 5 --cgroup "$CG" --json)
 
 run_case() { # name, scx flags...
   local name=$1; shift
@@ -19,6 +19,14 @@ run_case() { # name, scx flags...
 
 run_case default
 ((tot_dispatch_stolen > 0)) || fail "default threshold: no steal although a runner waited 10 ms"
+# soft pinning: homed on CPU 1, yet ticks really ran on CPU 2 too
+python3 - "$WORK/default.load" <<'PY' || fail "no tick ran on CPU 2 although steals were counted"
+import json, sys
+r = json.load(open(sys.argv[1]))
+cpus = {c for x in r["runners"] for c in x["cpus"]}
+print("# CPUs the soft-pinned runners ran on:", sorted(cpus))
+sys.exit(0 if "2" in cpus else 1)
+PY
 run_case high-threshold --steal-threshold-ms 40
 ((tot_dispatch_stolen == 0)) || fail "threshold 40 ms: $tot_dispatch_stolen steals of runners that waited ~10 ms"
 run_case no-stealing --no-work-stealing
