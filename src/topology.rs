@@ -305,7 +305,7 @@ pub fn print(args: &TopologyArgs) -> Result<()> {
     match choice {
         Ok(c) => {
             println!(
-                "Tick CPUs scx_tick would choose for {count} runner(s): {:?}",
+                "Tick CPUs scx_tick would choose ({count}): {:?}",
                 c.tick_cpus
             );
             for r in c.reasons {
