@@ -42,7 +42,7 @@ for v in RUST_LOG RUST_BACKTRACE; do [[ -n "${!v:-}" ]] && ENVS+=("$v=${!v}"); d
 
 # The command, quoted for the guest shell, with the caller's cwd and PATH.
 guest_script() {
-  echo "cd $(printf %q "$PWD") || exit 126"
+  echo "cd $(printf %q "$PWD") || { echo \"vm.sh: $PWD is not visible in the guest\" >&2; exit 126; }"
   echo "export PATH=$(printf %q "$PATH:/usr/sbin:/sbin") HOME=/root"
   local e
   for e in "${ENVS[@]}"; do echo "export $(printf %q "$e")"; done
@@ -90,11 +90,12 @@ mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroo
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out /mnt/out || echo "init: out mount failed"
 mount -t tmpfs tmpfs /mnt/rw
 R=/mnt/root
-for d in etc var root; do
+# /tmp too: the caller's working directory may live there (CI clones)
+for d in etc var root tmp; do
   mkdir -p /mnt/rw/\$d/up /mnt/rw/\$d/wk
   mount -t overlay overlay -o lowerdir=\$R/\$d,upperdir=/mnt/rw/\$d/up,workdir=/mnt/rw/\$d/wk \$R/\$d
 done
-mount -t tmpfs tmpfs \$R/tmp; mount -t tmpfs tmpfs \$R/run; mount -t tmpfs tmpfs \$R/boot
+mount -t tmpfs tmpfs \$R/run; mount -t tmpfs tmpfs \$R/boot
 mount --move /proc \$R/proc; mount --move /sys \$R/sys; mount --move /dev \$R/dev
 mkdir -p \$R/run/out; mount --bind /mnt/out \$R/run/out
 exec chroot \$R /bin/sh /run/out/guest-init

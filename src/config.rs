@@ -108,6 +108,35 @@ pub struct Plan {
     pub groups: Vec<Group>,
 }
 
+impl Plan {
+    /// What will be scheduled how, for the start-up log and check-config.
+    pub fn describe(&self) -> Vec<String> {
+        let on_off = |b: bool| if b { "on" } else { "off" };
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let mut lines = vec![
+            format!("tick CPUs: {:?}", self.tick_cpus),
+            format!(
+                "steal threshold {} ms (work stealing {}), run-tasks buffer {} ms, mid-tick tasks {}, pin {:?}",
+                ms(self.steal_threshold_ns),
+                on_off(self.work_stealing),
+                ms(self.run_tasks_buffer_ns),
+                on_off(self.mid_tick_tasks),
+                self.pin
+            ),
+        ];
+        for g in &self.groups {
+            lines.push(format!(
+                "tick group {}: period {} ms, deadline {} ms, home CPUs {:?}",
+                g.cgroup.display(),
+                ms(g.period_ns),
+                ms(g.deadline_ns),
+                g.home_cpus
+            ));
+        }
+        lines
+    }
+}
+
 fn ms_to_ns(ms: f64) -> u64 {
     (ms * 1e6).round() as u64
 }

@@ -68,29 +68,14 @@ pub fn check_config(args: &CheckConfigArgs) -> Result<()> {
         ..Default::default()
     })?;
     println!("{}: valid", args.file.display());
-    println!("  tick CPUs: {:?}", plan.tick_cpus);
-    println!(
-        "  steal threshold {} ms (work stealing {}), run-tasks buffer {} ms, mid-tick tasks {}, pin {:?}",
-        plan.steal_threshold_ns as f64 / 1e6,
-        if plan.work_stealing { "on" } else { "off" },
-        plan.run_tasks_buffer_ns as f64 / 1e6,
-        if plan.mid_tick_tasks { "on" } else { "off" },
-        plan.pin
-    );
-    for g in &plan.groups {
-        println!(
-            "  tick group {}: period {} ms, deadline {} ms, home CPUs {:?}",
-            g.cgroup.display(),
-            g.period_ns as f64 / 1e6,
-            g.deadline_ns as f64 / 1e6,
-            g.home_cpus
-        );
+    for line in plan.describe() {
+        println!("  {line}");
     }
     Ok(())
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
-    let plan = plan(args)?;
+    let mut plan = plan(args)?;
     preflight()?;
 
     let shutdown = Arc::new(AtomicBool::new(false));
@@ -100,26 +85,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
             .context("installing the SIGINT/SIGTERM handler")?;
     }
 
-    info!(
-        "tick CPUs {:?}, steal threshold {} ms{}, run-tasks buffer {} ms, mid-tick tasks {}",
-        plan.tick_cpus,
-        plan.steal_threshold_ns as f64 / 1e6,
-        if plan.work_stealing {
-            ""
-        } else {
-            " (work stealing off)"
-        },
-        plan.run_tasks_buffer_ns as f64 / 1e6,
-        if plan.mid_tick_tasks { "on" } else { "off" },
-    );
-    for g in &plan.groups {
-        info!(
-            "tick group {} (period {} ms, deadline {} ms, home CPUs {:?})",
-            g.cgroup.display(),
-            g.period_ns as f64 / 1e6,
-            g.deadline_ns as f64 / 1e6,
-            g.home_cpus
-        );
+    for line in plan.describe() {
+        info!("{line}");
     }
 
     let mut totals = Counters::default();
@@ -130,7 +97,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
         totals.add(&counters);
         drop(sched);
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
+            // CPUs came or went: check and choose again against the CPUs online now.
             info!("the kernel asked for a restart (CPU hotplug?): re-attaching");
+            plan = self::plan(args)?;
+            for line in plan.describe() {
+                info!("{line}");
+            }
             continue;
         }
         println!("scx_tick totals: {}", totals.summary());

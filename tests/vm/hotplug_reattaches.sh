@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# CPU hotplug makes the kernel ask for a restart: scx_tick re-attaches by
+# itself, with tick CPUs chosen again from the CPUs online, and keeps counting.
+source "$(dirname "$0")/../lib.sh"
+CG=$(make_cgroup tick)
+online() { echo "$2" >/sys/devices/system/cpu/cpu$1/online; }
+reattached() { # wait until scx_tick logged its Nth re-attach and is enabled again
+  local n=$1 i
+  for ((i = 0; i < 600; i++)); do
+    if (($(grep -c "re-attaching" "$WORK/scx.err") >= n)) && [[ "$(state)" == enabled ]]; then return 0; fi
+    kill -0 "$SCX_PID" 2>/dev/null || fail "scx_tick exited after hotplug"
+    sleep 0.1
+  done
+  fail "no re-attach #$n (state $(state))"
+}
+start_scx --tick-cgroup tick # auto choice on 4 CPUs: tick CPUs 1,2
+"$TICKLOAD" -n 2 --work-ms 2 --duration-s 20 --cgroup "$CG" >"$WORK/load" &
+load=$!
+online 3 0; reattached 1
+online 3 1; reattached 2
+online 2 0; reattached 3
+note "after taking tick CPU 2 offline: $(grep 'tick CPUs:' "$WORK/scx.err" | tail -1)"
+grep 'tick CPUs:' "$WORK/scx.err" | tail -1 | grep -q '\[1\]' || fail "tick CPUs not chosen again"
+online 2 1; reattached 4
+wait $load || fail "tickload failed"
+stop_scx INT
+[[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
+read_totals
+note "ticks counted across 4 restarts: $tot_ticks; $(grep total: "$WORK/load")"
+((tot_ticks > 0)) || fail "no ticks counted"
+check_dmesg_clean
