@@ -44,6 +44,35 @@ struct cpu_stats {
 	u64 lends;            /* a tick CPU ran other work while its runners slept */
 };
 
+/*
+ * Per tick group, per CPU. Histogram bucket 0 counts values below 1 us,
+ * bucket k (k >= 1) values in [2^(k-1), 2^k) us; the last bucket is open.
+ */
+struct group_stats {
+	u64 ticks;
+	u64 misses;
+	u64 late_starts;
+	u64 stolen;
+	u64 lateness_max_ns;
+	u64 lateness_sum_ns;
+	u64 overshoot_max_ns;
+	u64 overshoot_sum_ns;
+	u64 lateness_hist[NR_HIST_BUCKETS];
+	u64 overshoot_hist[NR_HIST_BUCKETS];
+};
+
+/* One deadline miss, streamed through the miss_events ring buffer. */
+struct miss_event {
+	u64 at_ns;          /* when the miss was seen (CLOCK_MONOTONIC) */
+	u64 deadline_ns;
+	u64 overshoot_ns;   /* how far past the deadline at that moment */
+	u32 tid;
+	s32 cpu;
+	u32 group;
+	u32 stolen;         /* the tick was stolen by another tick CPU */
+	char comm[16];
+};
+
 /* A tick group as userspace registers it, keyed by cgroup id. */
 struct tick_group {
 	u32 idx;

@@ -60,6 +60,18 @@ struct {
 	__type(value, struct cpu_stats);
 } stats SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_GROUPS);
+	__type(key, u32);
+	__type(value, struct group_stats);
+} group_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} miss_events SEC(".maps");
+
 struct task_ctx {
 	u64 cgid;           /* cgroup id the classification below was made for */
 	u32 groups_gen;
@@ -67,6 +79,7 @@ struct task_ctx {
 	bool tick_queued;   /* enqueued on the tick path (runner that can run on a tick CPU) */
 	bool started;       /* this tick has been on a CPU */
 	bool missed;        /* this tick's miss is already counted */
+	bool stolen;        /* this tick was stolen by another tick CPU */
 	u64 wake_at;        /* start of the current tick */
 	u64 deadline;       /* absolute deadline of the current tick */
 	u64 wake_interval;  /* EWMA of the time between wake-ups, predicts the next tick */
@@ -128,6 +141,24 @@ static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
 		if (__s)                                                       \
 			__s->field++;                                          \
 	} while (0)
+
+static struct group_stats *lookup_group_stats(s32 group)
+{
+	u32 g = group;
+
+	if (g >= MAX_GROUPS)
+		return NULL;
+	return bpf_map_lookup_elem(&group_stats, &g);
+}
+
+/* Histogram bucket of @ns: 0 below 1 us, k for [2^(k-1), 2^k) us. */
+static u32 hist_bucket(u64 ns)
+{
+	u64 us = ns / 1000;
+	u32 b = us ? log2_u64(us) + 1 : 0;
+
+	return b < NR_HIST_BUCKETS ? b : NR_HIST_BUCKETS - 1;
+}
 
 /* Index of @cpu among the tick CPUs, or -1. */
 static s32 tick_index(s32 cpu)
@@ -415,13 +446,19 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
 	bool stolen = false;
 
 	bpf_for_each(scx_dsq, p, victim, 0) {
-		if (!is_stealable(lookup_task_ctx(p), now)) {
+		struct task_ctx *tctx = lookup_task_ctx(p);
+		struct group_stats *gs;
+
+		if (!tctx || !is_stealable(tctx, now)) {
 			STAT_INC(steals_refused);
 			break;
 		}
 		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
 		    scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
 			STAT_INC(dispatch_stolen);
+			tctx->stolen = true;
+			if ((gs = lookup_group_stats(tctx->group)))
+				gs->stolen++;
 			stolen = true;
 		}
 		break;
@@ -546,6 +583,7 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct group_stats *gs;
 	u64 now, interval;
 	s32 group;
 
@@ -566,7 +604,28 @@ void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 	tctx->deadline = now + group_deadline(group);
 	tctx->started = false;
 	tctx->missed = false;
+	tctx->stolen = false;
 	STAT_INC(ticks);
+	if ((gs = lookup_group_stats(group)))
+		gs->ticks++;
+}
+
+/* The tick got its first CPU: record its start lateness. */
+static void account_start(struct task_ctx *tctx, u64 now)
+{
+	struct group_stats *gs = lookup_group_stats(tctx->group);
+	u64 lateness = now - tctx->wake_at;
+
+	if (lateness >= LATE_START_NS)
+		STAT_INC(late_starts);
+	if (!gs)
+		return;
+	if (lateness >= LATE_START_NS)
+		gs->late_starts++;
+	gs->lateness_hist[hist_bucket(lateness) & (NR_HIST_BUCKETS - 1)]++;
+	gs->lateness_sum_ns += lateness;
+	if (lateness > gs->lateness_max_ns)
+		gs->lateness_max_ns = lateness;
 }
 
 void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
@@ -584,8 +643,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 	if (tctx->tick_queued) {
 		if (!tctx->started) {
 			tctx->started = true;
-			if (now - tctx->wake_at >= LATE_START_NS)
-				STAT_INC(late_starts);
+			account_start(tctx, now);
 		}
 		return;
 	}
@@ -604,12 +662,37 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 	}
 }
 
-static void account_miss(struct task_ctx *tctx, u64 now)
+/* Count a deadline miss once per tick, with its overshoot, and stream it. */
+static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
-	if (!tctx->missed && tctx->deadline && time_after(now, tctx->deadline)) {
-		tctx->missed = true;
-		STAT_INC(misses);
+	struct group_stats *gs;
+	struct miss_event *e;
+	u64 over;
+
+	if (tctx->missed || !tctx->deadline || !time_after(now, tctx->deadline))
+		return;
+	tctx->missed = true;
+	over = now - tctx->deadline;
+	STAT_INC(misses);
+	if ((gs = lookup_group_stats(tctx->group))) {
+		gs->misses++;
+		gs->overshoot_hist[hist_bucket(over) & (NR_HIST_BUCKETS - 1)]++;
+		gs->overshoot_sum_ns += over;
+		if (over > gs->overshoot_max_ns)
+			gs->overshoot_max_ns = over;
 	}
+	e = bpf_ringbuf_reserve(&miss_events, sizeof(*e), 0);
+	if (!e)
+		return; /* the reader is behind: the counters above still count it */
+	e->at_ns = now;
+	e->deadline_ns = tctx->deadline;
+	e->overshoot_ns = over;
+	e->tid = p->pid;
+	e->cpu = scx_bpf_task_cpu(p);
+	e->group = tctx->group;
+	e->stolen = tctx->stolen;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
+	bpf_ringbuf_submit(e, 0);
 }
 
 void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
@@ -624,7 +707,7 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 		return;
 	if (tctx->tick_queued) {
 		/* still running past the deadline counts as a miss too */
-		account_miss(tctx, now);
+		account_miss(p, tctx, now);
 		return;
 	}
 	/* fair share among other tasks, scaled by weight */
@@ -643,7 +726,7 @@ void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)
 
 	/* the tick ends */
 	now = scx_bpf_now();
-	account_miss(tctx, now);
+	account_miss(p, tctx, now);
 
 	/* remember when the home CPU's next runner is expected, for lending */
 	home = home_cpu(p);

@@ -133,7 +133,7 @@ mount -t tracefs tracefs /sys/kernel/tracing
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 cp /run/out/config /boot/config-\$(uname -r)
 [ -w /proc/sys/kernel/ftrace_enabled ] && echo 1 >/proc/sys/kernel/ftrace_enabled
-ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null
+ip link set lo up 2>/dev/null || busybox ip link set lo up 2>/dev/null
 hostname scx-guest
 /bin/sh /run/out/cmd.sh >/run/out/stdout 2>/run/out/stderr </dev/null
 echo \$? >/run/out/status.tmp && mv /run/out/status.tmp /run/out/status

@@ -123,6 +123,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECS", default_value_t = 0.0)]
     pub stats: f64,
 
+    /// Write one JSON object of statistics per interval (--stats, or 1 s)
+    /// to FILE, or to stdout with `-`.
+    #[arg(long, value_name = "FILE|-")]
+    pub stats_json: Option<PathBuf>,
+
+    /// Serve OpenMetrics text (Prometheus) on this loopback address,
+    /// e.g. 127.0.0.1:9470. Off by default.
+    #[arg(long, value_name = "IP:PORT")]
+    pub metrics_addr: Option<String>,
+
+    /// Do not schedule: show the statistics of the running scx_tick every
+    /// SECS seconds (an scx_stats client).
+    #[arg(long, value_name = "SECS")]
+    pub monitor: Option<f64>,
+
     /// Exit debug dump buffer length (0: the kernel default).
     #[arg(long, default_value_t = 0)]
     pub exit_dump_len: u32,

@@ -9,6 +9,7 @@ pub mod config;
 pub mod dispatch;
 pub mod loader;
 pub mod pinning;
+pub mod report;
 pub mod stats;
 pub mod tagging;
 pub mod topology;

@@ -4,15 +4,16 @@
 //! rights, then open/load/attach. The kernel may ask for a restart (CPU
 //! hotplug): we re-open and re-attach. On SIGINT/SIGTERM we detach and exit 0.
 
+use std::cell::RefCell;
 use std::mem::MaybeUninit;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use libbpf_rs::MapCore;
 use libbpf_rs::OpenObject;
+use libbpf_rs::{MapCore, RingBufferBuilder};
 use log::{debug, info, warn};
 use scx_utils::{UserExitInfo, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
@@ -21,7 +22,8 @@ use crate::cgroup;
 use crate::cli::{CheckConfigArgs, RunArgs};
 use crate::config::{Config, Plan};
 use crate::pinning::Pinner;
-use crate::stats::Counters;
+use crate::report::{self, JsonSink, MissEvent, Reporter, Shared};
+use crate::stats::{Counters, GroupCounters, Metrics};
 use crate::topology::Machine;
 
 const SCHED_EXT_SYSFS: &str = "/sys/kernel/sched_ext";
@@ -89,12 +91,28 @@ pub fn run(args: &RunArgs) -> Result<()> {
         info!("{line}");
     }
 
-    let mut totals = Counters::default();
+    let names: Vec<String> = plan.groups.iter().map(group_name).collect();
+    let shared: Shared = Arc::new(Mutex::new(Metrics::default()));
+    let _server = report::launch_stats_server(shared.clone())
+        .map_err(|e| warn!("no stats server, --monitor will not work: {e:#}"))
+        .ok();
+    if let Some(addr) = &args.metrics_addr {
+        report::serve_openmetrics(addr, shared.clone())?;
+    }
+    let mut out = Outputs {
+        print_every: (args.stats > 0.0).then(|| Duration::from_secs_f64(args.stats)),
+        json: args.stats_json.as_deref().map(JsonSink::open).transpose()?,
+        shared,
+        reporter: Reporter::new(names, args.verbose > 0),
+    };
+
+    // Counters start from zero with every attach: carry them across restarts.
+    let mut base = Snapshot::new(plan.groups.len());
     loop {
         let mut open_object = MaybeUninit::uninit();
         let mut sched = Scheduler::init(&plan, args, &mut open_object)?;
-        let (uei, counters) = sched.run(&shutdown, args.stats)?;
-        totals.add(&counters);
+        let (uei, last) = sched.run(&shutdown, &mut out, &base)?;
+        base = last;
         drop(sched);
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
             // CPUs came or went: check and choose again against the CPUs online now.
@@ -105,9 +123,89 @@ pub fn run(args: &RunArgs) -> Result<()> {
             }
             continue;
         }
-        println!("scx_tick totals: {}", totals.summary());
+        out.reporter.summary(&base.groups);
+        println!("scx_tick totals: {}", base.cpu.summary());
         return Ok(());
     }
+}
+
+/// `scx_tick --monitor N`
+pub fn monitor(args: &RunArgs) -> Result<()> {
+    let secs = args.monitor.unwrap_or(1.0);
+    if !(secs > 0.0 && secs.is_finite()) {
+        bail!("--monitor {secs}: allowed: a number of seconds above 0");
+    }
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let s = shutdown.clone();
+    ctrlc::set_handler(move || s.store(true, Ordering::Relaxed))?;
+    report::monitor(Duration::from_secs_f64(secs), &shutdown)
+}
+
+/// A tick group's name in statistics: its path below the cgroup2 mount.
+fn group_name(g: &crate::config::Group) -> String {
+    let s = g.cgroup.display().to_string();
+    s.strip_prefix("/sys/fs/cgroup/").unwrap_or(&s).to_string()
+}
+
+/// Where statistics go while running.
+struct Outputs {
+    print_every: Option<Duration>,
+    json: Option<JsonSink>,
+    shared: Shared,
+    reporter: Reporter,
+}
+
+/// All counters at one moment (cumulative since scx_tick started).
+#[derive(Clone)]
+struct Snapshot {
+    cpu: Counters,
+    per_cpu: Vec<(usize, Counters)>,
+    groups: Vec<GroupCounters>,
+}
+
+impl Snapshot {
+    fn new(nr_groups: usize) -> Snapshot {
+        Snapshot {
+            cpu: Counters::default(),
+            per_cpu: Vec::new(),
+            groups: vec![GroupCounters::default(); nr_groups],
+        }
+    }
+
+    /// Read the BPF maps and add `base` (the counts of earlier attaches).
+    fn read(skel: &BpfSkel, base: &Snapshot) -> Result<Snapshot> {
+        let per_cpu: Vec<intf::cpu_stats> = read_percpu(&skel.maps.stats, 0)?;
+        let mut cpu = Counters::sum(per_cpu.iter().copied());
+        cpu.add(&base.cpu);
+        let mut groups = base.groups.clone();
+        for (i, g) in groups.iter_mut().enumerate() {
+            for s in read_percpu::<intf::group_stats>(&skel.maps.group_stats, i as u32)? {
+                g.add_cpu(&s);
+            }
+        }
+        Ok(Snapshot {
+            cpu,
+            per_cpu: per_cpu
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| (i, Counters::sum(std::iter::once(c))))
+                .collect(),
+            groups,
+        })
+    }
+}
+
+/// One entry of a per-CPU array map, as one value per possible CPU.
+fn read_percpu<T: Copy>(map: &dyn MapCore, key: u32) -> Result<Vec<T>> {
+    let values = map
+        .lookup_percpu(&key.to_ne_bytes(), libbpf_rs::MapFlags::ANY)?
+        .unwrap_or_default();
+    Ok(values
+        .iter()
+        .filter(|b| b.len() >= std::mem::size_of::<T>())
+        // SAFETY: each value is one T as written by the BPF side.
+        .map(|b| unsafe { std::ptr::read_unaligned(b.as_ptr() as *const T) })
+        .collect())
 }
 
 struct Scheduler<'a> {
@@ -187,41 +285,82 @@ impl<'a> Scheduler<'a> {
         })
     }
 
-    fn read_counters(&self) -> Result<Counters> {
-        let per_cpu = self
-            .skel
-            .maps
-            .stats
-            .lookup_percpu(&0u32.to_ne_bytes(), libbpf_rs::MapFlags::ANY)?
-            .unwrap_or_default();
-        Ok(Counters::sum(per_cpu.iter().map(|b| {
-            // SAFETY: each value is one struct cpu_stats as written by BPF.
-            unsafe { std::ptr::read_unaligned(b.as_ptr() as *const intf::cpu_stats) }
-        })))
-    }
+    fn run(
+        &mut self,
+        shutdown: &AtomicBool,
+        out: &mut Outputs,
+        base: &Snapshot,
+    ) -> Result<(UserExitInfo, Snapshot)> {
+        let json_every = out.print_every.unwrap_or(Duration::from_secs(1));
+        let pending = RefCell::new(Vec::new());
+        let mut rb = RingBufferBuilder::new();
+        rb.add(&self.skel.maps.miss_events, |data: &[u8]| {
+            if let Some(e) = MissEvent::parse(data) {
+                pending.borrow_mut().push(e);
+            }
+            0
+        })?;
+        let rb = rb.build()?;
 
-    fn run(&mut self, shutdown: &AtomicBool, stats_secs: f64) -> Result<(UserExitInfo, Counters)> {
-        let stats_every = (stats_secs > 0.0).then(|| Duration::from_secs_f64(stats_secs));
-        let mut last_stats = Instant::now();
-        let mut prev = Counters::default();
+        let mut last = base.clone();
+        let (mut snap_at, mut snap_prev) = (Instant::now(), base.groups.clone());
+        let (mut print_at, mut print_prev) = (Instant::now(), base.groups.clone());
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
-            if let Err(e) = self.pinner.refresh(&mut self.skel) {
+            if let Err(e) = self.pinner.refresh(&self.skel) {
                 warn!("pinning: {e:#}");
             }
-            if let Some(every) = stats_every
-                && last_stats.elapsed() >= every
+            // Waits for miss events at most 100 ms: also the loop's pace.
+            if let Err(e) = rb.poll(Duration::from_millis(100))
+                && !shutdown.load(Ordering::Relaxed)
             {
-                let now = self.read_counters()?;
-                println!("{}", now.delta(&prev).line(last_stats.elapsed()));
-                prev = now;
-                last_stats = Instant::now();
+                warn!("reading miss events: {e}");
             }
-            std::thread::sleep(Duration::from_millis(100));
+            for e in pending.borrow_mut().drain(..) {
+                out.reporter.record(e);
+            }
+            // The scx_stats server and the metrics endpoint see 1 s windows.
+            if snap_at.elapsed() >= Duration::from_secs(1) {
+                last = Snapshot::read(&self.skel, base)?;
+                let secs = snap_at.elapsed().as_secs_f64();
+                *out.shared.lock().unwrap() =
+                    out.reporter
+                        .metrics(&last.cpu, &last.groups, &snap_prev, secs);
+                (snap_at, snap_prev) = (Instant::now(), last.groups.clone());
+            }
+            let every = if out.print_every.is_some() {
+                out.print_every
+            } else {
+                out.json.is_some().then_some(json_every)
+            };
+            if let Some(every) = every
+                && print_at.elapsed() >= every
+            {
+                last = Snapshot::read(&self.skel, base)?;
+                let secs = print_at.elapsed().as_secs_f64();
+                let m = out
+                    .reporter
+                    .metrics(&last.cpu, &last.groups, &print_prev, secs);
+                if out.print_every.is_some() {
+                    out.reporter.print(&m, &last.per_cpu);
+                }
+                if let Some(j) = &mut out.json {
+                    j.write(&m)?;
+                }
+                (print_at, print_prev) = (Instant::now(), last.groups.clone());
+            }
         }
-        let counters = self.read_counters().unwrap_or_default();
+        // Everything up to the detach counts.
+        rb.consume().ok();
+        for e in pending.borrow_mut().drain(..) {
+            out.reporter.record(e);
+        }
+        if let Ok(s) = Snapshot::read(&self.skel, base) {
+            last = s;
+        }
+        drop(rb);
         self.detach();
         let uei = uei_report!(&self.skel, uei)?;
-        Ok((uei, counters))
+        Ok((uei, last))
     }
 
     fn detach(&mut self) {

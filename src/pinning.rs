@@ -122,7 +122,7 @@ impl Pinner {
         self.saved.entry(tid).or_insert(old);
     }
 
-    pub fn refresh(&mut self, skel: &mut BpfSkel) -> Result<()> {
+    pub fn refresh(&mut self, skel: &BpfSkel) -> Result<()> {
         if self.last_scan.is_some_and(|t| t.elapsed() < SCAN_EVERY) {
             return Ok(());
         }

@@ -1,8 +1,370 @@
-//! Counters read from the BPF side, and their formatting.
+//! Statistics: counters and histograms read from the BPF side, the live
+//! view, the scx_stats metrics, JSON lines and OpenMetrics text.
 
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::bpf::intf::cpu_stats;
+use scx_stats_derive::Stats;
+use serde::{Deserialize, Serialize};
+
+use crate::bpf::intf::{cpu_stats, group_stats, tick_consts_NR_HIST_BUCKETS};
+
+pub const NR_BUCKETS: usize = tick_consts_NR_HIST_BUCKETS as usize;
+
+/// Upper bound of histogram bucket `b` in ns: bucket 0 is below 1 us,
+/// bucket k >= 1 holds [2^(k-1), 2^k) us.
+pub fn bucket_upper_ns(b: usize) -> u64 {
+    1000u64 << b.min(40)
+}
+
+/// The `p`-th percentile of a log2 histogram, as the upper bound of the
+/// bucket it falls in (so "p99 <= 2 ms"); 0 if the histogram is empty.
+pub fn hist_percentile_ns(hist: &[u64], p: f64) -> u64 {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    for (b, &n) in hist.iter().enumerate() {
+        seen += n;
+        if seen >= rank {
+            return bucket_upper_ns(b);
+        }
+    }
+    bucket_upper_ns(hist.len() - 1)
+}
+
+/// One tick group's counters, summed over CPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupCounters {
+    pub ticks: u64,
+    pub misses: u64,
+    pub late_starts: u64,
+    pub stolen: u64,
+    pub lateness_max_ns: u64,
+    pub lateness_sum_ns: u64,
+    pub overshoot_max_ns: u64,
+    pub overshoot_sum_ns: u64,
+    pub lateness_hist: Vec<u64>,
+    pub overshoot_hist: Vec<u64>,
+}
+
+impl Default for GroupCounters {
+    fn default() -> Self {
+        GroupCounters {
+            ticks: 0,
+            misses: 0,
+            late_starts: 0,
+            stolen: 0,
+            lateness_max_ns: 0,
+            lateness_sum_ns: 0,
+            overshoot_max_ns: 0,
+            overshoot_sum_ns: 0,
+            lateness_hist: vec![0; NR_BUCKETS],
+            overshoot_hist: vec![0; NR_BUCKETS],
+        }
+    }
+}
+
+impl GroupCounters {
+    pub fn add_cpu(&mut self, s: &group_stats) {
+        self.ticks += s.ticks;
+        self.misses += s.misses;
+        self.late_starts += s.late_starts;
+        self.stolen += s.stolen;
+        self.lateness_max_ns = self.lateness_max_ns.max(s.lateness_max_ns);
+        self.lateness_sum_ns += s.lateness_sum_ns;
+        self.overshoot_max_ns = self.overshoot_max_ns.max(s.overshoot_max_ns);
+        self.overshoot_sum_ns += s.overshoot_sum_ns;
+        for b in 0..NR_BUCKETS {
+            self.lateness_hist[b] += s.lateness_hist[b];
+            self.overshoot_hist[b] += s.overshoot_hist[b];
+        }
+    }
+
+    /// What happened since `prev`; maxima stay cumulative.
+    pub fn delta(&self, prev: &GroupCounters) -> GroupCounters {
+        let sub =
+            |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(x, y)| x.saturating_sub(*y)).collect();
+        GroupCounters {
+            ticks: self.ticks.saturating_sub(prev.ticks),
+            misses: self.misses.saturating_sub(prev.misses),
+            late_starts: self.late_starts.saturating_sub(prev.late_starts),
+            stolen: self.stolen.saturating_sub(prev.stolen),
+            lateness_max_ns: self.lateness_max_ns,
+            lateness_sum_ns: self.lateness_sum_ns.saturating_sub(prev.lateness_sum_ns),
+            overshoot_max_ns: self.overshoot_max_ns,
+            overshoot_sum_ns: self.overshoot_sum_ns.saturating_sub(prev.overshoot_sum_ns),
+            lateness_hist: sub(&self.lateness_hist, &prev.lateness_hist),
+            overshoot_hist: sub(&self.overshoot_hist, &prev.overshoot_hist),
+        }
+    }
+
+    pub fn merge(&mut self, o: &GroupCounters) {
+        self.ticks += o.ticks;
+        self.misses += o.misses;
+        self.late_starts += o.late_starts;
+        self.stolen += o.stolen;
+        self.lateness_max_ns = self.lateness_max_ns.max(o.lateness_max_ns);
+        self.lateness_sum_ns += o.lateness_sum_ns;
+        self.overshoot_max_ns = self.overshoot_max_ns.max(o.overshoot_max_ns);
+        self.overshoot_sum_ns += o.overshoot_sum_ns;
+        for b in 0..NR_BUCKETS {
+            self.lateness_hist[b] += o.lateness_hist[b];
+            self.overshoot_hist[b] += o.overshoot_hist[b];
+        }
+    }
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+/// One tick group in the metrics: cumulative counters plus the last interval.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+#[stat(desc = "tick group statistics", _om_prefix = "g_", _om_label = "group")]
+pub struct GroupMetrics {
+    #[stat(desc = "ticks started (runner wake-ups), cumulative")]
+    pub ticks: u64,
+    #[stat(desc = "deadline misses, once per tick, cumulative")]
+    pub misses: u64,
+    #[stat(desc = "ticks that started 1 ms or more late, cumulative")]
+    pub late_starts: u64,
+    #[stat(desc = "ticks stolen by another tick CPU, cumulative")]
+    pub steals: u64,
+    #[stat(desc = "ticks per second over the last interval")]
+    pub ticks_per_s: f64,
+    #[stat(desc = "deadline misses in the last interval")]
+    pub interval_misses: u64,
+    #[stat(desc = "deadline misses in % of the ticks of the last interval")]
+    pub interval_miss_pct: f64,
+    #[stat(desc = "median start lateness of the last interval, us (log2 bucket bound)")]
+    pub lateness_p50_us: f64,
+    #[stat(desc = "99th percentile start lateness of the last interval, us (log2 bucket bound)")]
+    pub lateness_p99_us: f64,
+    #[stat(desc = "largest start lateness so far, us")]
+    pub lateness_max_us: f64,
+    #[stat(desc = "largest deadline overshoot so far, us")]
+    pub overshoot_max_us: f64,
+    #[stat(
+        desc = "start lateness histogram (log2 us buckets), cumulative",
+        _om_skip
+    )]
+    pub lateness_hist: Vec<u64>,
+    #[stat(
+        desc = "deadline overshoot histogram (log2 us buckets), cumulative",
+        _om_skip
+    )]
+    pub overshoot_hist: Vec<u64>,
+    #[stat(desc = "sum of start lateness, us, cumulative", _om_skip)]
+    pub lateness_sum_us: f64,
+    #[stat(desc = "sum of overshoot, us, cumulative", _om_skip)]
+    pub overshoot_sum_us: f64,
+}
+
+impl GroupMetrics {
+    pub fn new(total: &GroupCounters, interval: &GroupCounters, secs: f64) -> GroupMetrics {
+        GroupMetrics {
+            ticks: total.ticks,
+            misses: total.misses,
+            late_starts: total.late_starts,
+            steals: total.stolen,
+            ticks_per_s: interval.ticks as f64 / secs.max(1e-9),
+            interval_misses: interval.misses,
+            interval_miss_pct: pct(interval.misses, interval.ticks),
+            // a bucket bound can exceed the exact maximum: never show more
+            lateness_p50_us: us(
+                hist_percentile_ns(&interval.lateness_hist, 50.0).min(total.lateness_max_ns)
+            ),
+            lateness_p99_us: us(
+                hist_percentile_ns(&interval.lateness_hist, 99.0).min(total.lateness_max_ns)
+            ),
+            lateness_max_us: us(total.lateness_max_ns),
+            overshoot_max_us: us(total.overshoot_max_ns),
+            lateness_hist: total.lateness_hist.clone(),
+            overshoot_hist: total.overshoot_hist.clone(),
+            lateness_sum_us: us(total.lateness_sum_ns),
+            overshoot_sum_us: us(total.overshoot_sum_ns),
+        }
+    }
+
+    /// The live view's line for this group.
+    pub fn line(&self, name: &str) -> String {
+        format!(
+            "{name}: {:>6.1} ticks/s  misses {:>4} ({:>5.2}%)  lateness p50 {} p99 {} max {}  steals {}",
+            self.ticks_per_s,
+            self.interval_misses,
+            self.interval_miss_pct,
+            fmt_us(self.lateness_p50_us),
+            fmt_us(self.lateness_p99_us),
+            fmt_us(self.lateness_max_us),
+            self.steals
+        )
+    }
+}
+
+/// "<=2ms" style bounds for the live view.
+pub fn fmt_us(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.1}ms", v / 1000.0)
+    } else {
+        format!("{v:.0}us")
+    }
+}
+
+/// Everything scx_tick reports: what `--stats-json` writes, what
+/// `--monitor` and other scx_stats clients receive.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+#[stat(top, desc = "scx_tick statistics")]
+pub struct Metrics {
+    #[stat(desc = "seconds since scx_tick attached")]
+    pub uptime_s: f64,
+    #[stat(desc = "length of the last interval, s")]
+    pub interval_s: f64,
+    #[stat(desc = "runners taken from their home CPU's EDF queue, cumulative")]
+    pub dispatch_local: u64,
+    #[stat(desc = "runners taken from the global EDF queue, cumulative")]
+    pub dispatch_global: u64,
+    #[stat(desc = "runners stolen from another tick CPU, cumulative")]
+    pub dispatch_stolen: u64,
+    #[stat(desc = "other tasks dispatched from the fair queue, cumulative")]
+    pub dispatch_other: u64,
+    #[stat(desc = "steal candidates below the threshold, cumulative")]
+    pub steals_refused: u64,
+    #[stat(desc = "times a tick CPU ran other work while its runners slept, cumulative")]
+    pub lends: u64,
+    #[stat(desc = "per tick group")]
+    pub groups: BTreeMap<String, GroupMetrics>,
+}
+
+impl Metrics {
+    /// OpenMetrics text exposition (counters, gauges, histograms).
+    pub fn openmetrics(&self) -> String {
+        let mut o = String::new();
+        let counter = |o: &mut String,
+                       name: &str,
+                       help: &str,
+                       vals: &mut dyn Iterator<Item = (String, u64)>| {
+            writeln!(
+                o,
+                "# TYPE scx_tick_{name} counter\n# HELP scx_tick_{name} {help}"
+            )
+            .ok();
+            for (labels, v) in vals {
+                writeln!(o, "scx_tick_{name}_total{labels} {v}").ok();
+            }
+        };
+        let g = |n: &str| {
+            format!(
+                "{{group=\"{}\"}}",
+                n.replace('\\', "\\\\").replace('"', "\\\"")
+            )
+        };
+        counter(
+            &mut o,
+            "ticks",
+            "Ticks started (tick runner wake-ups).",
+            &mut self.groups.iter().map(|(n, m)| (g(n), m.ticks)),
+        );
+        counter(
+            &mut o,
+            "deadline_misses",
+            "Ticks that ended or ran past their deadline.",
+            &mut self.groups.iter().map(|(n, m)| (g(n), m.misses)),
+        );
+        counter(
+            &mut o,
+            "late_starts",
+            "Ticks that started 1 ms or more after their wake-up.",
+            &mut self.groups.iter().map(|(n, m)| (g(n), m.late_starts)),
+        );
+        counter(
+            &mut o,
+            "steals",
+            "Ticks stolen by another tick CPU.",
+            &mut self.groups.iter().map(|(n, m)| (g(n), m.steals)),
+        );
+        for (kind, help, v) in [
+            ("local", "home CPU queue", self.dispatch_local),
+            ("global", "global queue", self.dispatch_global),
+            (
+                "stolen",
+                "stolen from another tick CPU",
+                self.dispatch_stolen,
+            ),
+            ("other", "fair queue of other tasks", self.dispatch_other),
+        ] {
+            counter(
+                &mut o,
+                &format!("dispatch_{kind}"),
+                &format!("Dispatches from the {help}."),
+                &mut std::iter::once((String::new(), v)),
+            );
+        }
+        for (name, help, pick) in [
+            (
+                "start_lateness_seconds",
+                "Time from a tick runner's wake-up to its first CPU.",
+                0,
+            ),
+            (
+                "deadline_overshoot_seconds",
+                "How far a missed tick ran past its deadline.",
+                1,
+            ),
+        ] {
+            writeln!(
+                o,
+                "# TYPE scx_tick_{name} histogram\n# HELP scx_tick_{name} {help}"
+            )
+            .ok();
+            for (n, m) in &self.groups {
+                let (hist, sum_us) = if pick == 0 {
+                    (&m.lateness_hist, m.lateness_sum_us)
+                } else {
+                    (&m.overshoot_hist, m.overshoot_sum_us)
+                };
+                let label = n.replace('\\', "\\\\").replace('"', "\\\"");
+                let mut cum = 0;
+                for (b, c) in hist.iter().enumerate() {
+                    cum += c;
+                    if b + 1 < hist.len() {
+                        let le = bucket_upper_ns(b) as f64 / 1e9;
+                        writeln!(
+                            o,
+                            "scx_tick_{name}_bucket{{group=\"{label}\",le=\"{le}\"}} {cum}"
+                        )
+                        .ok();
+                    }
+                }
+                writeln!(
+                    o,
+                    "scx_tick_{name}_bucket{{group=\"{label}\",le=\"+Inf\"}} {cum}"
+                )
+                .ok();
+                writeln!(o, "scx_tick_{name}_count{{group=\"{label}\"}} {cum}").ok();
+                writeln!(
+                    o,
+                    "scx_tick_{name}_sum{{group=\"{label}\"}} {}",
+                    sum_us / 1e6
+                )
+                .ok();
+            }
+        }
+        o.push_str("# EOF\n");
+        o
+    }
+}
 
 /// Totals over all CPUs of `struct cpu_stats`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -119,6 +481,86 @@ pub fn percentile(sorted: &[u64], p: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn histogram_percentiles_are_bucket_bounds() {
+        let mut h = vec![0u64; NR_BUCKETS];
+        assert_eq!(hist_percentile_ns(&h, 50.0), 0);
+        h[0] = 50; // < 1 us
+        h[3] = 49; // [4, 8) us
+        h[11] = 1; // [1024, 2048) us
+        assert_eq!(hist_percentile_ns(&h, 50.0), 1_000);
+        assert_eq!(hist_percentile_ns(&h, 51.0), 8_000);
+        assert_eq!(hist_percentile_ns(&h, 99.0), 8_000);
+        assert_eq!(hist_percentile_ns(&h, 100.0), 2_048_000);
+        assert_eq!(bucket_upper_ns(1), 2_000);
+    }
+
+    #[test]
+    fn group_delta_keeps_maxima_and_subtracts_histograms() {
+        let mut a = GroupCounters {
+            ticks: 10,
+            lateness_max_ns: 5,
+            ..Default::default()
+        };
+        a.lateness_hist[2] = 4;
+        let mut b = a.clone();
+        b.ticks = 25;
+        b.misses = 2;
+        b.lateness_max_ns = 9;
+        b.lateness_hist[2] = 7;
+        let d = b.delta(&a);
+        assert_eq!(
+            (d.ticks, d.misses, d.lateness_max_ns, d.lateness_hist[2]),
+            (15, 2, 9, 3)
+        );
+        let m = GroupMetrics::new(&b, &d, 1.5);
+        assert_eq!(m.ticks_per_s, 10.0);
+        assert!((m.interval_miss_pct - 100.0 * 2.0 / 15.0).abs() < 1e-9);
+        assert!(
+            m.line("world")
+                .starts_with("world:   10.0 ticks/s  misses    2")
+        );
+    }
+
+    #[test]
+    fn openmetrics_text_is_well_formed() {
+        let mut m = Metrics::default();
+        let mut total = GroupCounters {
+            ticks: 100,
+            misses: 3,
+            lateness_sum_ns: 200_000,
+            ..Default::default()
+        };
+        total.lateness_hist[0] = 90;
+        total.lateness_hist[4] = 10;
+        m.groups
+            .insert("world".into(), GroupMetrics::new(&total, &total, 1.0));
+        let text = m.openmetrics();
+        assert!(text.ends_with("# EOF\n"));
+        assert!(text.contains("scx_tick_ticks_total{group=\"world\"} 100"));
+        assert!(text.contains("scx_tick_deadline_misses_total{group=\"world\"} 3"));
+        assert!(text.contains(
+            "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"0.000001\"} 90"
+        ));
+        assert!(
+            text.contains(
+                "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"+Inf\"} 100"
+            )
+        );
+        assert!(text.contains("scx_tick_start_lateness_seconds_sum{group=\"world\"} 0.0002"));
+        // every sample line: name{labels} value; buckets never decrease
+        let mut last = 0u64;
+        for l in text.lines().filter(|l| !l.starts_with('#')) {
+            let (_, v) = l.rsplit_once(' ').unwrap();
+            v.parse::<f64>().unwrap();
+            if l.starts_with("scx_tick_start_lateness_seconds_bucket") {
+                let v: u64 = v.parse().unwrap();
+                assert!(v >= last);
+                last = v;
+            }
+        }
+    }
 
     #[test]
     fn nearest_rank_percentiles() {
