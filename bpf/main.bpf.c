@@ -276,10 +276,13 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 }
 
 /*
- * A runner was queued for home CPU @cpu: a CPU idle or running other work
- * switches to it at once; if it has to wait, a steal timer is armed.
+ * A runner was queued for home CPU @cpu: a waking runner makes a CPU that is
+ * idle or running other work switch to it at once; if it has to wait, a
+ * steal timer is armed. Re-queued runners (slice end, preemption) kick
+ * nobody: their CPU is rescheduling already, and kicking it again would
+ * preempt whatever it picks next, over and over.
  */
-static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now)
+static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
@@ -287,7 +290,7 @@ static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now)
 		return;
 	/* armed even when the CPU looks free: another runner may be about to start there */
 	arm_steal_timer(cpu, tctx, now);
-	if (!cctx->running_tick)
+	if ((enq_flags & SCX_ENQ_WAKEUP) && !cctx->running_tick)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 }
 
@@ -358,10 +361,11 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	/* the slice only bounds how long others on this CPU wait (kthreads) */
 	if (home >= 0) {
 		scx_bpf_dsq_insert_vtime(p, home, slice, tctx->deadline, enq_flags);
-		kick_home(home, tctx, now);
+		kick_home(home, tctx, now, enq_flags);
 	} else {
 		scx_bpf_dsq_insert_vtime(p, DSQ_GLOBAL_TICK, slice, tctx->deadline, enq_flags);
-		kick_for_global(p);
+		if (enq_flags & SCX_ENQ_WAKEUP)
+			kick_for_global(p);
 	}
 }
 

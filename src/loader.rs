@@ -310,8 +310,9 @@ impl<'a> Scheduler<'a> {
                 warn!("pinning: {e:#}");
             }
             // Waits for miss events at most 100 ms: also the loop's pace.
+            // EINTR: a signal (our own SIGINT/SIGTERM) cut the wait short
             if let Err(e) = rb.poll(Duration::from_millis(100))
-                && !shutdown.load(Ordering::Relaxed)
+                && e.kind() != libbpf_rs::ErrorKind::Interrupted
             {
                 warn!("reading miss events: {e}");
             }
