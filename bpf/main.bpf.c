@@ -276,11 +276,12 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 }
 
 /*
- * A runner was queued for home CPU @cpu: a waking runner makes a CPU that is
- * idle or running other work switch to it at once; if it has to wait, a
- * steal timer is armed. Re-queued runners (slice end, preemption) kick
- * nobody: their CPU is rescheduling already, and kicking it again would
- * preempt whatever it picks next, over and over.
+ * A runner was queued for home CPU @cpu. A waking runner makes a CPU that is
+ * idle or running other work switch to it at once. A re-queued runner (slice
+ * end, preemption) only wakes its home CPU if that is idle elsewhere: the CPU
+ * it was re-queued on is rescheduling already, and preempting it again would
+ * preempt whatever it picks next, over and over. If the runner has to wait,
+ * a steal timer is armed.
  */
 static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 {
@@ -292,10 +293,15 @@ static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 	arm_steal_timer(cpu, tctx, now);
 	if ((enq_flags & SCX_ENQ_WAKEUP) && !cctx->running_tick)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	else if (cpu != (s32)bpf_get_smp_processor_id())
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
-/* A homeless runner was queued globally: find a tick CPU not busy with a runner. */
-static void kick_for_global(struct task_struct *p)
+/*
+ * A homeless runner was queued globally: wake an idle tick CPU for it, or,
+ * for a waking runner, preempt a tick CPU running other work.
+ */
+static void kick_for_global(struct task_struct *p, u64 enq_flags)
 {
 	struct bpf_cpumask *mask = tick_cpumask;
 	s32 cpu;
@@ -308,6 +314,8 @@ static void kick_for_global(struct task_struct *p)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
+	if (!(enq_flags & SCX_ENQ_WAKEUP))
+		return;
 	bpf_for(i, 0, nr_tick_cpus) {
 		struct cpu_ctx *cctx;
 
@@ -364,8 +372,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 		kick_home(home, tctx, now, enq_flags);
 	} else {
 		scx_bpf_dsq_insert_vtime(p, DSQ_GLOBAL_TICK, slice, tctx->deadline, enq_flags);
-		if (enq_flags & SCX_ENQ_WAKEUP)
-			kick_for_global(p);
+		kick_for_global(p, enq_flags);
 	}
 }
 
