@@ -71,7 +71,7 @@ for f in "${SCENARIOS[@]}"; do
   if [[ "$f" == tests/host/* ]]; then
     bash "$f"
   else
-    bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout 900 -- bash "$f"
+    bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout 300 -- bash "$f"
   fi
   record "$name" $? $((SECONDS - t))
 done

@@ -166,7 +166,7 @@ if [[ "$ACCEL" == kvm ]]; then CPU_ARGS=(-accel kvm -cpu host); else CPU_ARGS=(-
 
 qemu-system-x86_64 "${CPU_ARGS[@]}" -smp "$CPUS" -m "$MEM" -nographic -nodefaults -no-reboot \
   -kernel "$KDIR/vmlinuz" -initrd "$INITRD" \
-  -append "console=ttyS0 panic=-1 loglevel=${SCX_TICK_VM_LOGLEVEL:-4} rdinit=/init" \
+  -append "console=ttyS0 panic=-1 loglevel=${SCX_TICK_VM_LOGLEVEL:-6} rdinit=/init" \
   -serial "file:$RUN/console.log" -monitor none \
   -fsdev local,id=hostroot,path=/,readonly=on,security_model=none,multidevs=remap \
   -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \

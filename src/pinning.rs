@@ -36,6 +36,8 @@ pub struct Pinner {
     pin: Pin,
     /// Affinities changed by hard pinning, to restore.
     saved: BTreeMap<u32, CpuSet>,
+    /// Per process: the affinity it had before we pinned any of its threads.
+    process_original: BTreeMap<u32, CpuSet>,
     last_scan: Option<Instant>,
     last_admission: Option<String>,
 }
@@ -57,6 +59,15 @@ pub fn admission(groups: &[(usize, f64, &[usize])]) -> Option<String> {
             cpus.len()
         )
     })
+}
+
+/// The process (thread group) of thread `tid`.
+fn tgid_of(tid: u32) -> Option<u32> {
+    std::fs::read_to_string(format!("/proc/{tid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// Assign homes round-robin to `tids` not yet homed; forget those gone.
@@ -103,6 +114,7 @@ impl Pinner {
                 .collect(),
             pin: plan.pin,
             saved: BTreeMap::new(),
+            process_original: BTreeMap::new(),
             last_scan: None,
             last_admission: None,
         }
@@ -111,15 +123,31 @@ impl Pinner {
     /// Hard pinning: remember the thread's affinity, then pin it to `cpu`.
     fn pin_hard(&mut self, tid: u32, cpu: usize) {
         let pid = Pid::from_raw(tid as i32);
-        let Ok(old) = sched_getaffinity(pid) else {
+        let Ok(current) = sched_getaffinity(pid) else {
             return; // exited
         };
+        // A thread created by a thread we pinned inherited our pinning: its
+        // original is its process's affinity as we first saw it.
+        let tgid = tgid_of(tid).unwrap_or(tid);
+        let original = match self.process_original.get(&tgid) {
+            Some(orig) if self.is_our_pinning(&current) => *orig,
+            _ => current,
+        };
+        self.process_original.entry(tgid).or_insert(original);
         let mut set = CpuSet::new();
         if set.set(cpu).is_err() || sched_setaffinity(pid, &set).is_err() {
             warn!("could not pin thread {tid} to CPU {cpu}");
             return;
         }
-        self.saved.entry(tid).or_insert(old);
+        self.saved.entry(tid).or_insert(original);
+    }
+
+    /// Exactly one CPU, and one we pin runners to.
+    fn is_our_pinning(&self, set: &CpuSet) -> bool {
+        let cpus: Vec<usize> = (0..CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect();
+        cpus.len() == 1 && self.groups.iter().any(|g| g.cpus.contains(&cpus[0]))
     }
 
     pub fn refresh(&mut self, skel: &BpfSkel) -> Result<()> {
@@ -150,6 +178,8 @@ impl Pinner {
             for (tid, cpu) in to_pin {
                 self.pin_hard(tid, cpu);
             }
+            self.process_original
+                .retain(|tgid, _| std::path::Path::new(&format!("/proc/{tgid}")).exists());
         }
         self.check_admission();
         Ok(())

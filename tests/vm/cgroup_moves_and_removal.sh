@@ -32,5 +32,5 @@ read_totals
 note "ticks while outside the group (per stats line): ${before}"
 note "total ticks: $tot_ticks"
 # 2 runners x 3 s x 20 TPS + 1 x 2 s x 20 = 160 ticks inside; outside ones must not count
-((tot_ticks >= 120 && tot_ticks <= 200)) || fail "ticks=$tot_ticks, expected about 160 (only the runs inside the group)"
+((tot_ticks >= 120 && tot_ticks <= 240)) || fail "ticks=$tot_ticks, expected about 160-180 (only the runs inside the group; outside ones would add 120+)"
 check_dmesg_clean
