@@ -17,8 +17,15 @@ for ((i = 1; i <= CYCLES; i++)); do
   wait_state disabled 30 || fail "cycle $i: state $(state) after exit"
 done
 kill $load
-progs_after=$(bpftool prog list | grep -c struct_ops || true)
-maps_after=$(bpftool map list | wc -l)
+# the kernel frees struct_ops maps and programs after RCU grace periods
+# (slow under emulation): poll, bounded, for them to go
+for ((i = 0; i < 600; i++)); do
+  progs_after=$(bpftool prog list | grep -c struct_ops || true)
+  maps_after=$(bpftool map list | wc -l)
+  ((progs_after == progs_before && maps_after <= maps_before)) && break
+  sleep 0.1
+done
+note "freed after $((i / 10)) s"
 note "$CYCLES cycles; struct_ops programs before/after: $progs_before/$progs_after; maps: $maps_before/$maps_after"
 ((progs_after == progs_before)) || fail "struct_ops programs leaked: $progs_before -> $progs_after"
 ((maps_after <= maps_before)) || fail "maps leaked: $maps_before -> $maps_after"
