@@ -155,29 +155,31 @@ impl Pinner {
             return Ok(());
         }
         self.last_scan = Some(Instant::now());
-        let mut to_pin: Vec<(u32, usize)> = Vec::new();
+        let mut added_all: Vec<(u32, usize)> = Vec::new();
         for g in &mut self.groups {
             // A removed group simply has no threads any more.
             let tids = cgroup::threads(&g.cgroup).unwrap_or_default();
             let (added, removed) = reassign(&mut g.homes, &g.cpus, &mut g.next, &tids);
-            for &(tid, cpu) in &added {
-                debug!("tid {tid} of {}: home CPU {cpu}", g.cgroup.display());
-                let home = (cpu as i32).to_ne_bytes();
-                skel.maps
-                    .home_cpus
-                    .update(&tid.to_ne_bytes(), &home, MapFlags::ANY)?;
-            }
             for tid in removed {
                 // ignore ENOENT: nothing to clean up
                 let _ = skel.maps.home_cpus.delete(&tid.to_ne_bytes());
                 self.saved.remove(&tid);
             }
-            to_pin.extend(added);
+            added_all.extend(added);
         }
-        if self.pin == Pin::Hard {
-            for (tid, cpu) in to_pin {
+        for (tid, cpu) in added_all {
+            // Hard: the affinity is set before the BPF side learns the home,
+            // so the runner is never stealable, not even for a moment.
+            if self.pin == Pin::Hard {
                 self.pin_hard(tid, cpu);
             }
+            debug!("tid {tid}: home CPU {cpu}");
+            let home = (cpu as i32).to_ne_bytes();
+            skel.maps
+                .home_cpus
+                .update(&tid.to_ne_bytes(), &home, MapFlags::ANY)?;
+        }
+        if self.pin == Pin::Hard {
             self.process_original
                 .retain(|tgid, _| std::path::Path::new(&format!("/proc/{tgid}")).exists());
         }
