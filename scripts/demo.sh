@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The demo: in a 4-vCPU sched_ext guest, 4 tick runners (20 TPS, 18 ms of
-# work per tick) compete with 6 CPU hogs, first under the kernel's default
+# work per tick) compete with 8 CPU hogs, first under the kernel's default
 # scheduler, then under scx_tick with its live statistics.
 #
 #   scripts/demo.sh [--cpus N] [--seconds S]
@@ -32,11 +32,11 @@ CG=/sys/fs/cgroup/tick
 mkdir -p "$CG"
 LOAD=(-n 4 --period-ms 50 --work-ms 18 --duration-s "$SECS" --cgroup "$CG")
 
-stress-ng --cpu 6 --timeout $((2 * SECS + 30))s >/dev/null 2>&1 &
+stress-ng --cpu 8 --temp-path /tmp --timeout $((2 * SECS + 30))s >/dev/null 2>&1 &
 hogs=$!
 trap 'kill $hogs 2>/dev/null; wait 2>/dev/null' EXIT
 
-echo "### 1. default kernel scheduler (EEVDF), 6 CPU hogs beside the tick runners"
+echo "### 1. default kernel scheduler (EEVDF), 8 CPU hogs beside the tick runners"
 "$TICKLOAD" "${LOAD[@]}"
 echo
 echo "### 2. scx_tick, same load (live stats every second)"
