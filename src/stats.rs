@@ -101,21 +101,6 @@ impl GroupCounters {
             overshoot_hist: sub(&self.overshoot_hist, &prev.overshoot_hist),
         }
     }
-
-    pub fn merge(&mut self, o: &GroupCounters) {
-        self.ticks += o.ticks;
-        self.misses += o.misses;
-        self.late_starts += o.late_starts;
-        self.stolen += o.stolen;
-        self.lateness_max_ns = self.lateness_max_ns.max(o.lateness_max_ns);
-        self.lateness_sum_ns += o.lateness_sum_ns;
-        self.overshoot_max_ns = self.overshoot_max_ns.max(o.overshoot_max_ns);
-        self.overshoot_sum_ns += o.overshoot_sum_ns;
-        for b in 0..NR_BUCKETS {
-            self.lateness_hist[b] += o.lateness_hist[b];
-            self.overshoot_hist[b] += o.overshoot_hist[b];
-        }
-    }
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
