@@ -227,7 +227,13 @@ fn plot_lateness(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> 
         .iter()
         .filter(|r| r.vcpus == vcpus && r.headline && !r.lateness_quantiles_ms.is_empty())
         .collect();
-    let floor = 0.01;
+    // the axis starts at the power of ten below the smallest lateness
+    let min = runs
+        .iter()
+        .flat_map(|r| r.lateness_quantiles_ms.iter().copied())
+        .filter(|&v| v > 0.0)
+        .fold(1.0f64, f64::min);
+    let floor = 10f64.powf(min.log10().floor()).max(0.001);
     let max = runs
         .iter()
         .flat_map(|r| r.lateness_quantiles_ms.iter().copied())
