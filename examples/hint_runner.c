@@ -84,7 +84,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (use_hint && !(hint = scx_tick_hint_register(NULL))) {
-		fprintf(stderr, "hint_runner: cannot register for deadline hints: %s\n", strerror(errno));
+		fprintf(stderr, "hint_runner: cannot register for deadline hints: %s (%s)\n",
+			scx_tick_hint_last_error(), strerror(errno));
 		return 1;
 	}
 

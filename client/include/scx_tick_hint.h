@@ -34,6 +34,9 @@ struct scx_tick_hint;
  */
 struct scx_tick_hint *scx_tick_hint_register(const char *socket);
 
+/* Why the last registration on this thread failed, in words ("" after a success). */
+const char *scx_tick_hint_last_error(void);
+
 /*
  * The absolute CLOCK_MONOTONIC deadline (ns) of the tick that starts at the
  * thread's next wake-up. Applies to that one tick; no syscall.

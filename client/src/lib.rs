@@ -24,7 +24,8 @@
 //! The C API (`include/scx_tick_hint.h`) wraps the same calls for C, C++
 //! and a JVM's foreign-function API.
 
-use std::ffi::{CStr, c_char};
+use std::cell::RefCell;
+use std::ffi::{CStr, CString, c_char};
 use std::io::{Error, ErrorKind, Read, Result, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
@@ -180,6 +181,19 @@ fn recv_with_fd(s: &UnixStream) -> Result<(String, Option<OwnedFd>)> {
 
 // --- C API (include/scx_tick_hint.h) ---
 
+thread_local! {
+    /// Why the last registration on this thread failed, for C callers.
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Why the last `scx_tick_hint_register` on this thread failed, in words
+/// (e.g. "thread 42 is not in a tick group ..."); "" after a success. Valid
+/// until the next registration on this thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn scx_tick_hint_last_error() -> *const c_char {
+    LAST_ERROR.with(|e| e.borrow().as_ptr())
+}
+
 /// Register the calling thread; `socket` may be NULL for the default.
 /// Returns NULL with errno set on failure.
 ///
@@ -194,6 +208,8 @@ pub unsafe extern "C" fn scx_tick_hint_register(socket: *const c_char) -> *mut D
         let s = unsafe { CStr::from_ptr(socket) };
         DeadlineHint::register_at(Path::new(&*s.to_string_lossy()))
     };
+    let why = r.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
+    LAST_ERROR.with(|e| *e.borrow_mut() = CString::new(why.replace('\0', " ")).unwrap_or_default());
     match r {
         Ok(h) => Box::into_raw(Box::new(h)),
         Err(e) => {
