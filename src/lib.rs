@@ -8,6 +8,7 @@ pub mod cgroup;
 pub mod cli;
 pub mod config;
 pub mod dispatch;
+pub mod hints;
 pub mod loader;
 pub mod pinning;
 pub mod report;

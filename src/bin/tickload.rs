@@ -71,6 +71,9 @@ struct Args {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
+    /// Publish each tick's exact deadline to scx_tick (deadline hints).
+    #[arg(long)]
+    hint: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -127,9 +130,11 @@ fn burn(ns: u64) {
 
 struct Plan {
     period: u64,
+    deadline: u64,
     work: WorkDist,
     start: u64,
     end: u64,
+    hint: Option<scx_tick_hint::DeadlineHint>,
 }
 
 /// One runner: tick until `end`; the log of its ticks and the CPUs they
@@ -139,6 +144,9 @@ fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>) {
     let mut cpus = BTreeMap::new();
     let mut next = plan.start;
     while next < plan.end {
+        if let Some(h) = &plan.hint {
+            h.set_deadline_ns(next + plan.deadline);
+        }
         sleep_until(next);
         let begin = now_ns(libc::CLOCK_MONOTONIC);
         // SAFETY: no arguments.
@@ -220,25 +228,36 @@ fn run(a: Args) -> Result<()> {
             let name = format!("Tick Runner #{k}");
             let (barrier, times, refused) = (barrier.clone(), times.clone(), refused.clone());
             let rng = Rng::new(a.seed.wrapping_add(k as u64));
+            let want_hint = a.hint;
             std::thread::Builder::new()
                 .name(name.clone())
                 .spawn(move || {
-                    let applied = rtpolicy::apply_to_current_thread(&req);
+                    // the hint slot belongs to the runner thread: register on it
+                    let applied = rtpolicy::apply_to_current_thread(&req).and_then(|()| {
+                        want_hint
+                            .then(scx_tick_hint::DeadlineHint::register)
+                            .transpose()
+                            .map_err(|e| format!("registering for deadline hints (is scx_tick running and this process in a tick group?): {e:#}"))
+                    });
                     if applied.is_err() {
                         refused.store(true, Ordering::Relaxed);
                     }
                     barrier.wait();
                     if refused.load(Ordering::Relaxed) {
-                        return applied.map(|()| (name, Default::default()));
+                        return applied.map(|_| (name, Default::default()));
                     }
                     let &(start, end) = times.get().expect("set before the barrier");
-                    let plan = Plan {
-                        period,
-                        work,
-                        start,
-                        end,
-                    };
-                    applied.map(|()| (name, run_ticks(&plan, rng)))
+                    applied.map(|hint| {
+                        let plan = Plan {
+                            period,
+                            deadline,
+                            work,
+                            start,
+                            end,
+                            hint,
+                        };
+                        (name, run_ticks(&plan, rng))
+                    })
                 })
         })
         .collect::<std::io::Result<_>>()?;
