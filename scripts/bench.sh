@@ -96,12 +96,15 @@ guest_main() {
       echo "[bench] $s skipped: $SKIP_WHY" >&2
       "$BIN/benchreport" record --vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" \
         --runners "$headline" --headline --duration-s "$SECS" --skipped "$SKIP_WHY"
+      echo "[bench] finished $s" >&2
       continue
     fi
     for n in "${runners[@]}"; do
+      echo "[bench] run $s $n" >&2 # the host's watchdog reads these
       run_once "$s" "$n" "$([[ $n -eq $headline ]] && echo 1 || echo 0)" "$tick_cpus" "$cg"
     done
     stop_sched
+    echo "[bench] finished $s" >&2
   done
   rm -rf "$work"
 }
@@ -196,7 +199,7 @@ run_once() {
     bg+=($!)
   fi
   local tl_rc=0
-  "$BIN/tickload" -n "$n" "${TICK_ARGS[@]}" --duration-s "$SECS" --cgroup "$cg" "${policy[@]}" \
+  timeout -k 5 $((SECS + 60)) "$BIN/tickload" -n "$n" "${TICK_ARGS[@]}" --duration-s "$SECS" --cgroup "$cg" "${policy[@]}" \
     --json >tickload.json 2>tickload.err || tl_rc=$?
   wait "${bg[@]}" 2>/dev/null || true
   if [[ $scx -eq 1 ]]; then bpftool -j prog show >bpf-after.json; fi
@@ -287,19 +290,57 @@ throttled 16% of ticks in an idle guest), deadline = period = 50 ms (spikes over
 run_time_ns/run_cnt with \`kernel.bpf_stats_enabled\`.
 META
 
+# All schedulers in one guest with $1 vCPUs. A TCG guest can stop making
+# progress (seen once: SCHED_DEADLINE runners hogging a vCPU, RCU stalls on
+# the console); a watchdog then ends it, records the run it was in as
+# skipped and runs the remaining schedulers in a fresh guest.
+run_guests() {
+  local v=$1 todo=("${SCHED_LIST[@]}") log="$OUT/guest-$1vcpu.log" raw="$OUT/runs-$1vcpu.out"
+  local stall=$((SECS + 300)) vm rc size last_size quiet s done_list last_run tick_cpus
+  : >"$log"; : >"$raw"
+  while ((${#todo[@]} > 0)); do
+    # generous: every scheduler, 4 runner counts, load and unload
+    local timeout=$((${#todo[@]} * (4 * (SECS + 15) + 60) + 180))
+    log "guest with $v vCPUs: ${todo[*]} (up to $timeout s)"
+    bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout "$timeout" --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
+      bash "$ROOT/scripts/bench.sh" --guest "$v" --runners "$RUNNERS" --seconds "$SECS" \
+      --schedulers "$(IFS=,; echo "${todo[*]}")" >>"$raw" 2> >(tee -a "$log" >&2) &
+    vm=$!
+    last_size=-1 quiet=0
+    while kill -0 "$vm" 2>/dev/null; do
+      sleep 5
+      size=$(stat -c %s "$log")
+      if [[ $size -eq $last_size ]]; then quiet=$((quiet + 5)); else quiet=0 last_size=$size; fi
+      if ((quiet >= stall)); then
+        log "the $v-vCPU guest printed nothing for $stall s: ending it"
+        kill -TERM "$vm" 2>/dev/null || true
+        break
+      fi
+    done
+    rc=0; wait "$vm" || rc=$?
+    done_list=" $(sed -n 's/^\[bench\] finished //p' "$log" | tr '\n' ' ') "
+    local rest=()
+    for s in "${todo[@]}"; do [[ "$done_list" == *" $s "* ]] || rest+=("$s"); done
+    todo=("${rest[@]}")
+    ((${#todo[@]} > 0)) || break
+    # the first unfinished scheduler is the one the guest died in: skip it
+    s=${todo[0]}
+    last_run=$(sed -n "s/^\[bench\] run $s //p" "$log" | tail -1)
+    tick_cpus=$(sed -n 's/.*tick CPUs \([0-9]*\),.*/\1/p' "$log" | tail -1)
+    log "the $v-vCPU guest ended (status $rc) during $s${last_run:+ with $last_run runners}; going on without it"
+    "$BIN/benchreport" record --vcpus "$v" --tick-cpus "${tick_cpus:-0}" --scheduler "$s" \
+      --runners "${last_run:-0}" --duration-s "$SECS" \
+      --skipped "the guest stopped (status $rc, no output for ${quiet} s) during the ${last_run:-?}-runner run; the schedulers after it ran in a fresh guest" >>"$raw"
+    todo=("${todo[@]:1}")
+  done
+  grep '^{' "$raw" >"$OUT/runs-${v}vcpu.jsonl" || true
+  rm -f "$raw"
+}
+
 IFS=, read -ra CPU_COUNTS <<<"$CPUS_LIST"
 for v in "${CPU_COUNTS[@]}"; do
   [[ "$v" =~ ^[0-9]+$ && $v -ge 2 ]] || die "bench.sh: --cpus takes vCPU counts of 2 or more"
-  # generous: every scheduler, 4 runner counts, load and unload
-  timeout=$(( ${#SCHED_LIST[@]} * (4 * (SECS + 15) + 60) + 180 ))
-  log "guest with $v vCPUs (up to $timeout s)"
-  rc=0
-  bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout "$timeout" --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
-    bash "$ROOT/scripts/bench.sh" --guest "$v" --runners "$RUNNERS" --seconds "$SECS" --schedulers "$SCHEDS" \
-    >"$OUT/runs-${v}vcpu.out" 2> >(tee "$OUT/guest-${v}vcpu.log" >&2) || rc=$?
-  grep '^{' "$OUT/runs-${v}vcpu.out" >"$OUT/runs-${v}vcpu.jsonl" || true
-  rm -f "$OUT/runs-${v}vcpu.out"
-  [[ $rc -eq 0 ]] || log "the $v-vCPU guest ended with status $rc (see $OUT/guest-${v}vcpu.log); keeping its records"
+  run_guests "$v"
 done
 
 "$BIN/benchreport" report "$OUT"

@@ -288,7 +288,7 @@ fn plot_scaling(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> {
         .iter()
         .filter(|r| r.vcpus == vcpus && r.skipped.is_none())
         .collect();
-    let max_n = runs.iter().map(|r| r.runners).max().unwrap_or(1) as f64;
+    let max_n = runs.iter().map(|r| r.runners).max().unwrap_or(1) as u32;
     let max_miss = runs.iter().map(|r| r.ticks.miss_pct).fold(1.0f64, f64::max);
     let root = BitMapBackend::new(out, (1100, 700)).into_drawing_area();
     root.fill(&WHITE)?;
@@ -300,7 +300,7 @@ fn plot_scaling(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> {
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(55)
-        .build_cartesian_2d(0.0..max_n * 1.05, 0.0..(max_miss * 1.1).min(100.0))?;
+        .build_cartesian_2d(0..max_n + 1, 0.0..(max_miss * 1.1).min(100.0))?;
     chart
         .configure_mesh()
         .x_desc("tick runners")
@@ -308,15 +308,15 @@ fn plot_scaling(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> {
         .label_style(("sans-serif", 14))
         .draw()?;
     for (i, name) in schedulers(records).iter().enumerate() {
-        let mut pts: Vec<(f64, f64)> = runs
+        let mut pts: Vec<(u32, f64)> = runs
             .iter()
             .filter(|r| &r.scheduler == name)
-            .map(|r| (r.runners as f64, r.ticks.miss_pct))
+            .map(|r| (r.runners as u32, r.ticks.miss_pct))
             .collect();
         if pts.is_empty() {
             continue;
         }
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts.sort_by_key(|p| p.0);
         let c = color(i);
         chart
             .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
