@@ -92,6 +92,7 @@ guest_main() {
     "tick CPUs $tick_cpus, runners ${runners[*]} (headline $headline), $SECS s per run" >&2
 
   for s in "${SCHED_LIST[@]}"; do
+    echo "[bench] start $s" >&2 # the host's watchdog reads these
     if ! start_sched "$s"; then
       echo "[bench] $s skipped: $SKIP_WHY" >&2
       "$BIN/benchreport" record --vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" \
@@ -291,14 +292,18 @@ run_time_ns/run_cnt with \`kernel.bpf_stats_enabled\`.
 META
 
 # All schedulers in one guest with $1 vCPUs. A TCG guest can stop making
-# progress (seen once: SCHED_DEADLINE runners hogging a vCPU, RCU stalls on
-# the console); a watchdog then ends it, records the run it was in as
-# skipped and runs the remaining schedulers in a fresh guest.
+# progress (seen: SCHED_DEADLINE runners hogging a vCPU with RCU stalls on
+# the console; an 8-vCPU boot stuck in delay calibration); a watchdog then
+# ends it. A guest that never started its first scheduler is booted again
+# (twice at most); otherwise the scheduler it was in is recorded as skipped
+# and the remaining ones run in a fresh guest.
 run_guests() {
   local v=$1 todo=("${SCHED_LIST[@]}") log="$OUT/guest-$1vcpu.log" raw="$OUT/runs-$1vcpu.out"
-  local stall=$((SECS + 300)) vm rc size last_size quiet s done_list last_run tick_cpus
+  local stall=$((SECS + 300)) boot_stall=180 boots_failed=0
+  local vm rc size last_size quiet s done_list last_run tick_cpus offset attempt current
   : >"$log"; : >"$raw"
   while ((${#todo[@]} > 0)); do
+    offset=$(stat -c %s "$log")
     # generous: every scheduler, 4 runner counts, load and unload
     local timeout=$((${#todo[@]} * (4 * (SECS + 15) + 60) + 180))
     log "guest with $v vCPUs: ${todo[*]} (up to $timeout s)"
@@ -311,27 +316,45 @@ run_guests() {
       sleep 5
       size=$(stat -c %s "$log")
       if [[ $size -eq $last_size ]]; then quiet=$((quiet + 5)); else quiet=0 last_size=$size; fi
-      if ((quiet >= stall)); then
-        log "the $v-vCPU guest printed nothing for $stall s: ending it"
+      attempt=$(tail -c +$((offset + 1)) "$log")
+      if ((quiet >= stall)) || { [[ "$attempt" != *"[bench] start "* ]] && ((quiet >= boot_stall)); }; then
+        log "the $v-vCPU guest printed nothing for $quiet s: ending it"
         kill -TERM "$vm" 2>/dev/null || true
         break
       fi
     done
     rc=0; wait "$vm" || rc=$?
+    attempt=$(tail -c +$((offset + 1)) "$log")
     done_list=" $(sed -n 's/^\[bench\] finished //p' "$log" | tr '\n' ' ') "
     local rest=()
     for s in "${todo[@]}"; do [[ "$done_list" == *" $s "* ]] || rest+=("$s"); done
     todo=("${rest[@]}")
     ((${#todo[@]} > 0)) || break
-    # the first unfinished scheduler is the one the guest died in: skip it
-    s=${todo[0]}
-    last_run=$(sed -n "s/^\[bench\] run $s //p" "$log" | tail -1)
+    current=$(sed -n 's/^\[bench\] start //p' <<<"$attempt" | tail -1)
+    if [[ -z "$current" ]]; then
+      boots_failed=$((boots_failed + 1))
+      if ((boots_failed <= 2)); then
+        log "the $v-vCPU guest (status $rc) never started a scheduler: booting it again"
+        continue
+      fi
+      log "the $v-vCPU guest failed to start three times: giving up on ${todo[*]}"
+      for s in "${todo[@]}"; do
+        "$BIN/benchreport" record --vcpus "$v" --tick-cpus 0 --scheduler "$s" --runners 0 \
+          --duration-s "$SECS" --skipped "the $v-vCPU guest did not boot (three tries)" >>"$raw"
+      done
+      break
+    fi
+    # the scheduler the guest was in when it stopped: skip it
+    s=$current
+    last_run=$(sed -n "s/^\[bench\] run $s //p" <<<"$attempt" | tail -1)
     tick_cpus=$(sed -n 's/.*tick CPUs \([0-9]*\),.*/\1/p' "$log" | tail -1)
     log "the $v-vCPU guest ended (status $rc) during $s${last_run:+ with $last_run runners}; going on without it"
     "$BIN/benchreport" record --vcpus "$v" --tick-cpus "${tick_cpus:-0}" --scheduler "$s" \
       --runners "${last_run:-0}" --duration-s "$SECS" \
       --skipped "the guest stopped (status $rc, no output for ${quiet} s) during the ${last_run:-?}-runner run; the schedulers after it ran in a fresh guest" >>"$raw"
-    todo=("${todo[@]:1}")
+    rest=()
+    for s in "${todo[@]}"; do [[ "$s" == "$current" ]] || rest+=("$s"); done
+    todo=("${rest[@]}")
   done
   grep '^{' "$raw" >"$OUT/runs-${v}vcpu.jsonl" || true
   rm -f "$raw"
