@@ -13,7 +13,7 @@ snapshot() {
   echo "struct_ops programs $(bpftool prog list | grep -c struct_ops || true)"
   echo "maps $(bpftool map list | grep -c '^[0-9]*:' || true)"
   find /sys/fs/cgroup -type d | sort
-  find "$WORK" /run/scx_tick 2>/dev/null | grep -vE "^$WORK/(out|err)$" | sort
+  { find "$WORK" /run/scx_tick 2>/dev/null || true; } | grep -vE "^$WORK/(out|err)$" | sort
   taskset -p $bystander
   cat /proc/$bystander/cgroup
 }
