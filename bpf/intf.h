@@ -29,6 +29,10 @@ enum tick_consts {
 	MIN_LEND_NS = 50 * 1000,
 	/* log2 buckets of the lateness/overshoot histograms (1 us .. ~1 s) */
 	NR_HIST_BUCKETS = 32,
+	/* deadline hint slots per tick group: 512 x 8 bytes, one page */
+	MAX_HINT_SLOTS = 512,
+	/* a hint further ahead than this many periods is absurd and ignored */
+	HINT_MAX_AHEAD_PERIODS = 4,
 };
 
 /* Per-CPU counters, summed by userspace. */
@@ -57,6 +61,8 @@ struct group_stats {
 	u64 lateness_sum_ns;
 	u64 overshoot_max_ns;
 	u64 overshoot_sum_ns;
+	u64 hints_used;       /* ticks whose deadline came from a deadline hint */
+	u64 hints_ignored;    /* hints refused as stale or absurd (implicit deadline used) */
 	u64 lateness_hist[NR_HIST_BUCKETS];
 	u64 overshoot_hist[NR_HIST_BUCKETS];
 };
@@ -79,6 +85,18 @@ struct tick_group {
 	u32 pad;
 	u64 period_ns;
 	u64 deadline_ns;
+};
+
+/*
+ * Deadline hints: each tick group has one memory-mappable array of
+ * MAX_HINT_SLOTS u64 slots. A registered runner writes the absolute
+ * CLOCK_MONOTONIC deadline (ns) of its next tick into its slot before it
+ * sleeps; the tick that starts at its next wake-up takes it and clears the
+ * slot (one hint, one tick). 0 = no hint.
+ */
+struct hint_slot_ref {
+	u32 group;
+	u32 slot;
 };
 
 #endif /* __SCX_TICK_INTF_H */

@@ -23,6 +23,7 @@ const volatile u32 nr_tick_cpus;
 const volatile s32 tick_cpus[MAX_CPUS];         /* round-robin order */
 const volatile u32 tick_index_plus1[MAX_CPUS];  /* cpu -> index + 1, 0: not a tick CPU */
 const volatile u64 group_deadline_ns[MAX_GROUPS];
+const volatile u64 group_period_ns[MAX_GROUPS];
 const volatile u64 steal_threshold_ns = 3000000;
 const volatile u64 run_tasks_buffer_ns = 100000;
 const volatile u64 other_slice_ns = 5000000;
@@ -52,6 +53,34 @@ struct {
 	__type(key, u32);
 	__type(value, s32);
 } home_cpus SEC(".maps");
+
+/*
+ * Deadline hints: per tick group, a memory-mapped array the runners write
+ * their next deadline into (no syscall on the tick path). Userspace creates
+ * one inner array per group and hands it only to processes of that group.
+ */
+struct hint_array {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MAX_HINT_SLOTS);
+	__type(key, u32);
+	__type(value, u64);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MAX_GROUPS);
+	__type(key, u32);
+	__array(values, struct hint_array);
+} group_hints SEC(".maps");
+
+/* tid -> its hint slot, maintained by userspace as runners register */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, struct hint_slot_ref);
+} hint_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -96,6 +125,7 @@ struct {
 
 struct cpu_ctx {
 	bool running_tick;  /* the current task is a tick runner */
+	u64 running_deadline; /* its deadline, while running_tick */
 	u32 steal_rr;       /* round-robin position among the other tick CPUs */
 	u64 next_wake;      /* predicted next wake of a runner homed here */
 };
@@ -215,6 +245,55 @@ static u64 group_deadline(s32 group)
 	return group_deadline_ns[g & (MAX_GROUPS - 1)];
 }
 
+static u64 group_period(s32 group)
+{
+	u32 g = group;
+
+	if (g >= MAX_GROUPS)
+		return 0;
+	return group_period_ns[g & (MAX_GROUPS - 1)];
+}
+
+/*
+ * The deadline hint a registered runner left for this tick, taken (the slot
+ * is cleared: one hint, one tick) and converted from CLOCK_MONOTONIC to the
+ * scheduler clock @now. A hint older than one period (stale) or further
+ * ahead than HINT_MAX_AHEAD_PERIODS periods (absurd) is ignored: 0.
+ */
+static u64 take_hint(struct task_struct *p, s32 group, u64 now, struct group_stats *gs)
+{
+	struct hint_slot_ref *ref;
+	u32 tid = p->pid, slot;
+	u64 *hint, h, mono, period = group_period(group);
+	void *slots;
+	s64 ahead;
+
+	ref = bpf_map_lookup_elem(&hint_slots, &tid);
+	if (!ref || ref->group != (u32)group)
+		return 0;
+	slots = bpf_map_lookup_elem(&group_hints, &ref->group);
+	if (!slots)
+		return 0;
+	slot = ref->slot;
+	hint = bpf_map_lookup_elem(slots, &slot);
+	if (!hint)
+		return 0;
+	h = *hint;
+	if (!h)
+		return 0;
+	*hint = 0;
+	mono = bpf_ktime_get_ns();
+	ahead = (s64)(h - mono);
+	if (ahead < -(s64)period || ahead > (s64)(period * HINT_MAX_AHEAD_PERIODS)) {
+		if (gs)
+			gs->hints_ignored++;
+		return 0;
+	}
+	if (gs)
+		gs->hints_used++;
+	return now + ahead;
+}
+
 /* Home CPU of a runner if it has a usable one, else -1. */
 static s32 home_cpu(struct task_struct *p)
 {
@@ -276,8 +355,17 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 }
 
 /*
+ * A waking runner preempts other work, and a runner whose deadline is
+ * strictly earlier (EDF); mirrors dispatch::preempts().
+ */
+static bool preempts(u64 deadline, bool running_tick, u64 running_deadline)
+{
+	return !running_tick || time_before(deadline, running_deadline);
+}
+
+/*
  * A runner was queued for home CPU @cpu. A waking runner makes a CPU that is
- * idle or running other work switch to it at once. A re-queued runner (slice
+ * idle, running other work or a runner with a later deadline switch to it at once. A re-queued runner (slice
  * end, preemption) only wakes its home CPU if that is idle elsewhere: the CPU
  * it was re-queued on is rescheduling already, and preempting it again would
  * preempt whatever it picks next, over and over. If the runner has to wait,
@@ -291,7 +379,8 @@ static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 		return;
 	/* armed even when the CPU looks free: another runner may be about to start there */
 	arm_steal_timer(cpu, tctx, now);
-	if ((enq_flags & SCX_ENQ_WAKEUP) && !cctx->running_tick)
+	if ((enq_flags & SCX_ENQ_WAKEUP) &&
+	    preempts(tctx->deadline, cctx->running_tick, cctx->running_deadline))
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	else if (cpu != (s32)bpf_get_smp_processor_id())
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -611,13 +700,14 @@ void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 		tctx->wake_interval = tctx->wake_interval ?
 			(tctx->wake_interval * 3 + interval) / 4 : interval;
 	}
+	gs = lookup_group_stats(group);
 	tctx->wake_at = now;
-	tctx->deadline = now + group_deadline(group);
+	tctx->deadline = take_hint(p, group, now, gs) ?: now + group_deadline(group);
 	tctx->started = false;
 	tctx->missed = false;
 	tctx->stolen = false;
 	STAT_INC(ticks);
-	if ((gs = lookup_group_stats(group)))
+	if (gs)
 		gs->ticks++;
 }
 
@@ -650,6 +740,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		return;
 	tctx->run_start = now;
 	cctx->running_tick = tctx->tick_queued;
+	cctx->running_deadline = tctx->deadline;
 
 	if (tctx->tick_queued) {
 		if (!tctx->started) {

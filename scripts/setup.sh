@@ -147,6 +147,6 @@ mkdir -p "$KERNEL_CACHE"
 guest_kernel
 if [[ $BUILD -eq 1 ]]; then
   log "cargo build --release"
-  (cd "$ROOT" && cargo build --release --locked -q 2>&1 | tail -20) || die "cargo build failed"
+  (cd "$ROOT" && cargo build --release --locked --workspace -q 2>&1 | tail -20) || die "cargo build failed"
 fi
 log "setup done"

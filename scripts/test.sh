@@ -44,7 +44,27 @@ fi
 
 [[ $SETUP -eq 1 ]] && { bash scripts/setup.sh || die "setup failed"; }
 
-PASSED=0 FAILED=0 SKIPPED=0 FAILURES=()
+# A VM scenario in a fresh guest. Under TCG emulation (multi-threaded) the
+# guest kernel has been seen to die of "Oops: int3" in code the kernel was
+# patching (static keys flip on every scheduler attach/detach): an emulator
+# race, not something a BPF scheduler can cause. Only that death, announced,
+# earns the scenario one more run in a new guest; any other failure counts.
+run_vm() {
+  local out rc
+  out=$(mktemp)
+  bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout 300 -- bash "$1" 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  if [[ $rc -eq 125 ]] && grep -q "Oops: int3" "$out"; then
+    echo "RETRY   the guest kernel died of an int3 oops in patched code (TCG emulation); once more in a new guest"
+    RETRIED+=("$1")
+    bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout 300 -- bash "$1"
+    rc=$?
+  fi
+  rm -f "$out"
+  return "$rc"
+}
+
+PASSED=0 FAILED=0 SKIPPED=0 FAILURES=() RETRIED=()
 record() { # name rc seconds
   case $2 in
     0) PASSED=$((PASSED + 1)); echo "ok      $1 (${3}s)" ;;
@@ -56,10 +76,10 @@ record() { # name rc seconds
 if [[ ${#PATTERNS[@]} -eq 0 ]]; then
   t=$SECONDS
   log "cargo test"
-  cargo test --release --locked 2>&1 | tail -n 40 | grep -E "^test |test result|panicked|error" ; rc=${PIPESTATUS[0]}
+  cargo test --release --locked --workspace 2>&1 | tail -n 40 | grep -E "^test |test result|panicked|error" ; rc=${PIPESTATUS[0]}
   record cargo-test "$rc" $((SECONDS - t))
   t=$SECONDS
-  { cargo fmt --check && cargo clippy --release --locked --all-targets -q -- -D warnings; } >"/tmp/scx_tick-lint.log" 2>&1
+  { cargo fmt --all --check && cargo clippy --release --locked --workspace --all-targets -q -- -D warnings; } >"/tmp/scx_tick-lint.log" 2>&1
   rc=$?; [[ $rc -ne 0 ]] && tail -30 /tmp/scx_tick-lint.log
   record lint "$rc" $((SECONDS - t))
 fi
@@ -69,14 +89,15 @@ for f in "${SCENARIOS[@]}"; do
   t=$SECONDS
   echo "=== $name"
   if [[ "$f" == tests/host/* ]]; then
-    bash "$f"
+    bash "$f"; rc=$?
   else
-    bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout 300 -- bash "$f"
+    run_vm "$f"; rc=$?
   fi
-  record "$name" $? $((SECONDS - t))
+  record "$name" "$rc" $((SECONDS - t))
 done
 
 echo
+[[ ${#RETRIED[@]} -gt 0 ]] && echo "retried after an emulator int3 oops: ${RETRIED[*]}"
 [[ ${#FAILURES[@]} -gt 0 ]] && echo "failed: ${FAILURES[*]}"
 echo "scenarios: $PASSED passed, $FAILED failed, $SKIPPED skipped"
 echo "$PASSED passed, $FAILED failed"

@@ -162,6 +162,8 @@ accel() {
   if [[ "$(cat "$VMDIR/kvm-works")" == yes ]]; then echo kvm; else echo tcg; fi
 }
 ACCEL=$(accel)
+# One host thread per vCPU (MTTCG): a single thread for all vCPUs would
+# round-robin them and blur the very contention the tests compare.
 if [[ "$ACCEL" == kvm ]]; then CPU_ARGS=(-accel kvm -cpu host); else CPU_ARGS=(-accel tcg,thread=multi -cpu max); fi
 
 qemu-system-x86_64 "${CPU_ARGS[@]}" -smp "$CPUS" -m "$MEM" -nographic -nodefaults -no-reboot \
@@ -201,6 +203,13 @@ if ((SECONDS >= deadline)); then
   echo "[vm.sh] guest did not report: timeout after $TIMEOUT s; console tail:" >&2; code=124
 else
   echo "[vm.sh] guest died without reporting a status; qemu: $(tail -3 "$RUN/qemu.log"); console tail:" >&2; code=125
+fi
+# the first oops or BUG names the cause; the tail shows how it ended
+first=$(grep -nE -m1 'BUG:|Oops|WARNING:|Kernel panic' "$RUN/console.log" | cut -d: -f1)
+if [[ -n "$first" ]]; then
+  echo "[vm.sh] first kernel report (console line $first):" >&2
+  sed -n "${first},$((first + 30))p" "$RUN/console.log" >&2
+  echo "[vm.sh] console tail:" >&2
 fi
 tail -n 40 "$RUN/console.log" >&2
 exit $code

@@ -103,9 +103,25 @@ pub fn poll(
     }
 }
 
+/// Does a waking runner with `deadline` preempt what its home CPU runs?
+/// Other work (`running` = None) always; a runner only when the newcomer's
+/// deadline is strictly earlier (preemptive EDF; a tie keeps the CPU, which
+/// avoids ping-pong between runners of equal deadlines).
+pub fn preempts(deadline: u64, running: Option<u64>) -> bool {
+    running.is_none_or(|d| deadline < d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_waking_runner_preempts_other_work_and_later_deadlines_only() {
+        assert!(preempts(10, None));
+        assert!(preempts(10, Some(11)));
+        assert!(!preempts(10, Some(10)));
+        assert!(!preempts(12, Some(11)));
+    }
 
     const MS: u64 = 1_000_000;
     const NOW: u64 = 1000 * MS;

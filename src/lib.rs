@@ -9,6 +9,7 @@ pub mod config;
 #[cfg(test)]
 mod config_fuzz;
 pub mod dispatch;
+pub mod hints;
 pub mod loader;
 pub mod pinning;
 pub mod report;

@@ -21,6 +21,7 @@ use crate::bpf::{BpfSkel, BpfSkelBuilder, intf};
 use crate::cgroup;
 use crate::cli::{CheckConfigArgs, RunArgs};
 use crate::config::{Config, Plan};
+use crate::hints::Hints;
 use crate::pinning::Pinner;
 use crate::report::{self, JsonSink, MissEvent, Reporter, Shared};
 use crate::stats::{Counters, GroupCounters, Metrics};
@@ -137,10 +138,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
 
     // Counters start from zero with every attach: carry them across restarts.
     let mut base = Snapshot::new(plan.groups.len());
+    let mut hints = Hints::new(&plan)?;
     loop {
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(&plan, args, &mut open_object)?;
-        let (uei, last) = sched.run(&shutdown, &mut out, &base)?;
+        let mut sched = Scheduler::init(&plan, args, &hints, &mut open_object)?;
+        let (uei, last) = sched.run(&shutdown, &mut out, &base, &mut hints)?;
         base = last;
         drop(sched);
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
@@ -247,6 +249,7 @@ impl<'a> Scheduler<'a> {
     fn init(
         plan: &Plan,
         args: &RunArgs,
+        hints: &Hints,
         open_object: &'a mut MaybeUninit<OpenObject>,
     ) -> Result<Self> {
         let mut builder = BpfSkelBuilder::default();
@@ -272,6 +275,7 @@ impl<'a> Scheduler<'a> {
         }
         for (i, g) in plan.groups.iter().enumerate() {
             rodata.group_deadline_ns[i] = g.deadline_ns;
+            rodata.group_period_ns[i] = g.period_ns;
         }
         rodata.steal_threshold_ns = plan.steal_threshold_ns;
         rodata.run_tasks_buffer_ns = plan.run_tasks_buffer_ns;
@@ -303,6 +307,7 @@ impl<'a> Scheduler<'a> {
         if let Some(bss) = skel.maps.bss_data.as_mut() {
             bss.groups_gen = bss.groups_gen.wrapping_add(1);
         }
+        hints.attach(&skel)?;
 
         let link = scx_ops_attach!(skel, tick_ops)?;
         info!("scx_tick attached");
@@ -319,6 +324,7 @@ impl<'a> Scheduler<'a> {
         shutdown: &AtomicBool,
         out: &mut Outputs,
         base: &Snapshot,
+        hints: &mut Hints,
     ) -> Result<(UserExitInfo, Snapshot)> {
         let json_every = out.print_every.unwrap_or(Duration::from_secs(1));
         let pending = RefCell::new(Vec::new());
@@ -335,9 +341,11 @@ impl<'a> Scheduler<'a> {
         let (mut snap_at, mut snap_prev) = (Instant::now(), base.groups.clone());
         let (mut print_at, mut print_prev) = (Instant::now(), base.groups.clone());
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
-            if let Err(e) = self.pinner.refresh(&self.skel) {
-                warn!("pinning: {e:#}");
+            match self.pinner.refresh(&self.skel) {
+                Ok(gone) => hints.forget(&self.skel, &gone),
+                Err(e) => warn!("pinning: {e:#}"),
             }
+            hints.serve(&self.skel);
             // Waits for miss events at most 100 ms: also the loop's pace.
             // EINTR: a signal (our own SIGINT/SIGTERM) cut the wait short
             if let Err(e) = rb.poll(Duration::from_millis(100))

@@ -150,21 +150,24 @@ impl Pinner {
         cpus.len() == 1 && self.groups.iter().any(|g| g.cpus.contains(&cpus[0]))
     }
 
-    pub fn refresh(&mut self, skel: &BpfSkel) -> Result<()> {
+    /// Keep homes up to date; returns the threads that left their group.
+    pub fn refresh(&mut self, skel: &BpfSkel) -> Result<Vec<u32>> {
         if self.last_scan.is_some_and(|t| t.elapsed() < SCAN_EVERY) {
-            return Ok(());
+            return Ok(Vec::new());
         }
         self.last_scan = Some(Instant::now());
         let mut added_all: Vec<(u32, usize)> = Vec::new();
+        let mut removed_all = Vec::new();
         for g in &mut self.groups {
             // A removed group simply has no threads any more.
             let tids = cgroup::threads(&g.cgroup).unwrap_or_default();
             let (added, removed) = reassign(&mut g.homes, &g.cpus, &mut g.next, &tids);
-            for tid in removed {
+            for &tid in &removed {
                 // ignore ENOENT: nothing to clean up
                 let _ = skel.maps.home_cpus.delete(&tid.to_ne_bytes());
                 self.saved.remove(&tid);
             }
+            removed_all.extend(removed);
             added_all.extend(added);
         }
         for (tid, cpu) in added_all {
@@ -184,7 +187,7 @@ impl Pinner {
                 .retain(|tgid, _| std::path::Path::new(&format!("/proc/{tgid}")).exists());
         }
         self.check_admission();
-        Ok(())
+        Ok(removed_all)
     }
 
     fn check_admission(&mut self) {

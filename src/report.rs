@@ -192,7 +192,7 @@ impl Reporter {
     pub fn summary(&self, groups: &[GroupCounters]) {
         for (name, g) in self.names.iter().zip(groups) {
             println!(
-                "scx_tick summary: {name}: ticks {} misses {} ({:.2}%) late starts {} steals {} lateness p99 {} max {} worst overshoot {}",
+                "scx_tick summary: {name}: ticks {} misses {} ({:.2}%) late starts {} steals {} hints {} (ignored {}) lateness p99 {} max {} worst overshoot {}",
                 g.ticks,
                 g.misses,
                 if g.ticks > 0 {
@@ -202,6 +202,8 @@ impl Reporter {
                 },
                 g.late_starts,
                 g.stolen,
+                g.hints_used,
+                g.hints_ignored,
                 fmt_us(
                     hist_percentile_ns(&g.lateness_hist, 99.0).min(g.lateness_max_ns) as f64 / 1e3
                 ),

@@ -47,6 +47,8 @@ pub struct GroupCounters {
     pub lateness_sum_ns: u64,
     pub overshoot_max_ns: u64,
     pub overshoot_sum_ns: u64,
+    pub hints_used: u64,
+    pub hints_ignored: u64,
     pub lateness_hist: Vec<u64>,
     pub overshoot_hist: Vec<u64>,
 }
@@ -62,6 +64,8 @@ impl Default for GroupCounters {
             lateness_sum_ns: 0,
             overshoot_max_ns: 0,
             overshoot_sum_ns: 0,
+            hints_used: 0,
+            hints_ignored: 0,
             lateness_hist: vec![0; NR_BUCKETS],
             overshoot_hist: vec![0; NR_BUCKETS],
         }
@@ -78,6 +82,8 @@ impl GroupCounters {
         self.lateness_sum_ns += s.lateness_sum_ns;
         self.overshoot_max_ns = self.overshoot_max_ns.max(s.overshoot_max_ns);
         self.overshoot_sum_ns += s.overshoot_sum_ns;
+        self.hints_used += s.hints_used;
+        self.hints_ignored += s.hints_ignored;
         for b in 0..NR_BUCKETS {
             self.lateness_hist[b] += s.lateness_hist[b];
             self.overshoot_hist[b] += s.overshoot_hist[b];
@@ -97,6 +103,8 @@ impl GroupCounters {
             lateness_sum_ns: self.lateness_sum_ns.saturating_sub(prev.lateness_sum_ns),
             overshoot_max_ns: self.overshoot_max_ns,
             overshoot_sum_ns: self.overshoot_sum_ns.saturating_sub(prev.overshoot_sum_ns),
+            hints_used: self.hints_used.saturating_sub(prev.hints_used),
+            hints_ignored: self.hints_ignored.saturating_sub(prev.hints_ignored),
             lateness_hist: sub(&self.lateness_hist, &prev.lateness_hist),
             overshoot_hist: sub(&self.overshoot_hist, &prev.overshoot_hist),
         }
@@ -127,6 +135,10 @@ pub struct GroupMetrics {
     pub late_starts: u64,
     #[stat(desc = "ticks stolen by another tick CPU, cumulative")]
     pub steals: u64,
+    #[stat(desc = "ticks whose deadline came from a deadline hint, cumulative")]
+    pub hints_used: u64,
+    #[stat(desc = "deadline hints ignored as stale or absurd, cumulative")]
+    pub hints_ignored: u64,
     #[stat(desc = "ticks per second over the last interval")]
     pub ticks_per_s: f64,
     #[stat(desc = "deadline misses in the last interval")]
@@ -164,6 +176,8 @@ impl GroupMetrics {
             misses: total.misses,
             late_starts: total.late_starts,
             steals: total.stolen,
+            hints_used: total.hints_used,
+            hints_ignored: total.hints_ignored,
             ticks_per_s: interval.ticks as f64 / secs.max(1e-9),
             interval_misses: interval.misses,
             interval_miss_pct: pct(interval.misses, interval.ticks),
@@ -278,6 +292,18 @@ impl Metrics {
             "steals",
             "Ticks stolen by another tick CPU.",
             &mut self.groups.iter().map(|(n, m)| (g(n), m.steals)),
+        );
+        counter(
+            &mut o,
+            "deadline_hints_used",
+            "Ticks whose deadline came from the runner's deadline hint.",
+            &mut self.groups.iter().map(|(n, m)| (g(n), m.hints_used)),
+        );
+        counter(
+            &mut o,
+            "deadline_hints_ignored",
+            "Deadline hints ignored as stale or absurd.",
+            &mut self.groups.iter().map(|(n, m)| (g(n), m.hints_ignored)),
         );
         for (kind, help, v) in [
             ("local", "home CPU queue", self.dispatch_local),

@@ -38,6 +38,9 @@ struct Args {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
+    /// Publish each tick's exact deadline to scx_tick (deadline hints).
+    #[arg(long)]
+    hint: bool,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -102,6 +105,7 @@ fn runner(
     work: u64,
     start: u64,
     end: u64,
+    hint: Option<scx_tick_hint::DeadlineHint>,
 ) -> RunnerReport {
     let mut lateness = Vec::new();
     let mut mspt = Vec::new();
@@ -111,6 +115,9 @@ fn runner(
     };
     let mut next = start;
     while next < end {
+        if let Some(h) = &hint {
+            h.set_deadline_ns(next + deadline);
+        }
         sleep_until(next);
         let begin = now_ns(libc::CLOCK_MONOTONIC);
         // SAFETY: no arguments.
@@ -166,12 +173,23 @@ fn main() -> Result<()> {
     let handles: Vec<_> = (0..a.threads)
         .map(|k| {
             let name = format!("Tick Runner #{k}");
+            let want_hint = a.hint;
             std::thread::Builder::new()
                 .name(name.clone())
-                .spawn(move || runner(name, period, deadline, work, start, end))
+                .spawn(move || -> Result<RunnerReport> {
+                    // the slot belongs to the runner thread: register on it
+                    let hint = want_hint
+                        .then(scx_tick_hint::DeadlineHint::register)
+                        .transpose()
+                        .context("registering for deadline hints (is scx_tick running and this process in a tick group?)")?;
+                    Ok(runner(name, period, deadline, work, start, end, hint))
+                })
         })
         .collect::<std::io::Result<_>>()?;
-    let reports: Vec<RunnerReport> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let reports: Vec<RunnerReport> = handles
+        .into_iter()
+        .map(|h| h.join().expect("runner thread panicked"))
+        .collect::<Result<_>>()?;
 
     let ticks: u64 = reports.iter().map(|r| r.ticks).sum();
     let misses: u64 = reports.iter().map(|r| r.misses).sum();

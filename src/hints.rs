@@ -1,0 +1,262 @@
+//! Deadline hints: a tick runner that knows when its next tick is due
+//! writes that deadline into shared memory, and the BPF policy uses it
+//! instead of guessing (wake time + relative deadline). No syscall on the
+//! tick path: the runner's slot lives in a memory-mapped BPF array.
+//!
+//! Each tick group has its own array (an inner map of `group_hints`), so a
+//! process can only ever write the slots of its own group. A runner
+//! registers once through the Unix socket [`SOCKET`]: scx_tick checks the
+//! caller's credentials (SO_PEERCRED), that the thread belongs to the caller
+//! and sits in a tick group, and that the caller is root or owns the
+//! group's cgroup directory (cgroup delegation); then it assigns a slot and
+//! passes the group's array as a file descriptor (SCM_RIGHTS) to mmap.
+//! The client side is the `scx_tick_hint` crate in `client/`.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
+use log::{debug, info, warn};
+use nix::sys::socket::{ControlMessage, MsgFlags, getsockopt, sendmsg, sockopt};
+
+use crate::bpf::{BpfSkel, intf};
+use crate::config::Plan;
+
+/// Where runners register. The protocol is one line each way:
+/// `REGISTER <tid>` -> `OK <slot> <slots>` (with the map fd) or `ERR <why>`.
+pub const SOCKET: &str = "/run/scx_tick/hints.sock";
+
+const SLOTS: usize = intf::tick_consts_MAX_HINT_SLOTS as usize;
+
+struct GroupHints {
+    cgroup: PathBuf,
+    /// The memory-mappable array of this group's slots.
+    map: MapHandle,
+    /// slot -> tid holding it
+    owners: Vec<Option<u32>>,
+}
+
+pub struct Hints {
+    groups: Vec<GroupHints>,
+    /// tid -> (group, slot)
+    slots: BTreeMap<u32, (usize, usize)>,
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+impl Hints {
+    /// Create the groups' hint arrays and open the registration socket.
+    /// They outlive attaches (CPU hotplug restarts): mapped slots stay valid.
+    pub fn new(plan: &Plan) -> Result<Hints> {
+        let opts = libbpf_rs::libbpf_sys::bpf_map_create_opts {
+            sz: std::mem::size_of::<libbpf_rs::libbpf_sys::bpf_map_create_opts>() as _,
+            map_flags: libbpf_rs::libbpf_sys::BPF_F_MMAPABLE,
+            ..Default::default()
+        };
+        let groups = plan
+            .groups
+            .iter()
+            .map(|g| {
+                let map = MapHandle::create(
+                    MapType::Array,
+                    Some("tick_hints"),
+                    4,
+                    8,
+                    SLOTS as u32,
+                    &opts,
+                )
+                .context("creating a deadline hint array")?;
+                Ok(GroupHints {
+                    cgroup: g.cgroup.clone(),
+                    map,
+                    owners: vec![None; SLOTS],
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let path = PathBuf::from(SOCKET);
+        let listener = listen(&path)?;
+        info!("deadline hints: runners register at {}", path.display());
+        Ok(Hints {
+            groups,
+            slots: BTreeMap::new(),
+            listener,
+            path,
+        })
+    }
+
+    /// Give a freshly loaded scheduler the hint arrays and every registration.
+    pub fn attach(&self, skel: &BpfSkel) -> Result<()> {
+        for (i, g) in self.groups.iter().enumerate() {
+            let fd = g.map.as_fd().as_raw_fd() as u32;
+            skel.maps
+                .group_hints
+                .update(&(i as u32).to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)
+                .context("installing a deadline hint array")?;
+        }
+        for (&tid, &(group, slot)) in &self.slots {
+            publish(skel, tid, group, slot)?;
+        }
+        Ok(())
+    }
+
+    /// Answer pending registrations (never blocks for long: one line each).
+    pub fn serve(&mut self, skel: &BpfSkel) {
+        while let Ok((stream, _)) = self.listener.accept() {
+            if let Err(e) = self.answer(skel, stream) {
+                warn!("deadline hint registration: {e:#}");
+            }
+        }
+    }
+
+    /// Threads gone from their tick group give their slots back.
+    pub fn forget(&mut self, skel: &BpfSkel, tids: &[u32]) {
+        for tid in tids {
+            if let Some((group, slot)) = self.slots.remove(tid) {
+                self.groups[group].owners[slot] = None;
+                let _ = skel.maps.hint_slots.delete(&tid.to_ne_bytes());
+                debug!("tid {tid}: hint slot {slot} of group {group} released");
+            }
+        }
+    }
+
+    fn answer(&mut self, skel: &BpfSkel, mut stream: UnixStream) -> Result<()> {
+        stream.set_nonblocking(false)?;
+        stream.set_read_timeout(Some(Duration::from_millis(200)))?;
+        let mut line = String::new();
+        BufReader::new(&stream).read_line(&mut line)?;
+        match self.register(skel, &stream, line.trim()) {
+            Ok((slot, fd)) => {
+                let reply = format!("OK {slot} {SLOTS}\n");
+                let fds = [fd];
+                sendmsg::<()>(
+                    stream.as_raw_fd(),
+                    &[std::io::IoSlice::new(reply.as_bytes())],
+                    &[ControlMessage::ScmRights(&fds)],
+                    MsgFlags::empty(),
+                    None,
+                )?;
+            }
+            Err(e) => {
+                debug!("refused a deadline hint registration: {e:#}");
+                stream.write_all(format!("ERR {e:#}\n").as_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Check the caller and give its thread a slot: (slot, map fd).
+    fn register(
+        &mut self,
+        skel: &BpfSkel,
+        stream: &UnixStream,
+        line: &str,
+    ) -> Result<(usize, i32)> {
+        let tid: u32 = line
+            .strip_prefix("REGISTER ")
+            .and_then(|t| t.trim().parse().ok())
+            .with_context(|| format!("bad request {line:?}: expected \"REGISTER <tid>\""))?;
+        let cred = getsockopt(stream, sockopt::PeerCredentials)?;
+        if !Path::new(&format!("/proc/{}/task/{tid}", cred.pid())).exists() {
+            bail!(
+                "thread {tid} is not a thread of the calling process {}",
+                cred.pid()
+            );
+        }
+        let group = self.group_of(tid)?;
+        let owner = std::fs::metadata(&self.groups[group].cgroup)?.uid();
+        if cred.uid() != 0 && cred.uid() != owner {
+            bail!(
+                "uid {} may not write deadline hints of tick group {}: only root or the \
+                 cgroup's owner (uid {owner}) may",
+                cred.uid(),
+                self.groups[group].cgroup.display()
+            );
+        }
+        let slot = match self.slots.get(&tid) {
+            Some(&(g, s)) if g == group => s,
+            _ => {
+                self.forget(skel, &[tid]);
+                let g = &mut self.groups[group];
+                let s = g.owners.iter().position(Option::is_none).with_context(|| {
+                    format!("all {SLOTS} hint slots of the tick group are taken")
+                })?;
+                g.owners[s] = Some(tid);
+                self.slots.insert(tid, (group, s));
+                s
+            }
+        };
+        // a fresh slot starts without a hint (a previous owner's is void)
+        self.groups[group].map.update(
+            &(slot as u32).to_ne_bytes(),
+            &0u64.to_ne_bytes(),
+            MapFlags::ANY,
+        )?;
+        publish(skel, tid, group, slot)?;
+        debug!(
+            "tid {tid} (pid {}): hint slot {slot} of group {group}",
+            cred.pid()
+        );
+        Ok((slot, self.groups[group].map.as_fd().as_raw_fd()))
+    }
+
+    /// The tick group a thread is in, as the BPF side classifies it: the
+    /// nearest configured group at or above the thread's cgroup.
+    fn group_of(&self, tid: u32) -> Result<usize> {
+        let text = std::fs::read_to_string(format!("/proc/{tid}/cgroup"))
+            .with_context(|| format!("thread {tid} does not exist"))?;
+        let rel = text
+            .lines()
+            .find_map(|l| l.strip_prefix("0::"))
+            .context("the thread has no cgroup v2 membership")?;
+        let root = Path::new("/sys/fs/cgroup");
+        let mut dir = root.join(rel.trim_start_matches('/'));
+        loop {
+            if let Some(i) = self.groups.iter().position(|g| g.cgroup == dir) {
+                return Ok(i);
+            }
+            if dir == root || !dir.pop() {
+                bail!("thread {tid} is not in a tick group (its cgroup is {rel})");
+            }
+        }
+    }
+}
+
+impl Drop for Hints {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn publish(skel: &BpfSkel, tid: u32, group: usize, slot: usize) -> Result<()> {
+    let r = intf::hint_slot_ref {
+        group: group as u32,
+        slot: slot as u32,
+    };
+    let mut bytes = [0u8; 8];
+    bytes[..4].copy_from_slice(&r.group.to_ne_bytes());
+    bytes[4..].copy_from_slice(&r.slot.to_ne_bytes());
+    skel.maps
+        .hint_slots
+        .update(&tid.to_ne_bytes(), &bytes, MapFlags::ANY)
+        .context("publishing a hint slot")?;
+    Ok(())
+}
+
+/// The registration socket: anyone may connect, the credentials decide.
+fn listen(path: &Path) -> Result<UnixListener> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    // a socket left by an instance that was killed
+    let _ = std::fs::remove_file(path);
+    let l = UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
+    l.set_nonblocking(true)?;
+    Ok(l)
+}
