@@ -200,7 +200,7 @@ fn random_toml(rng: &mut Rng) -> String {
 
 #[test]
 fn random_toml_never_panics() {
-    let mut rng = Rng(0x5eed_0f_71c6);
+    let mut rng = Rng(0x5eed_0f71_c6c6);
     let (mut ok, mut refused) = (0, 0);
     for _ in 0..6000 {
         let doc = random_toml(&mut rng);
@@ -328,7 +328,7 @@ const SPEC_PARTS: &[&str] = &[
 
 #[test]
 fn random_group_specs_never_panic() {
-    let mut rng = Rng(0x7ec0_c9_0f5);
+    let mut rng = Rng(0x7ec0_c90f_5a5a);
     for _ in 0..4000 {
         let spec = (0..1 + rng.below(5))
             .map(|_| rng.pick(SPEC_PARTS))
@@ -429,7 +429,7 @@ const FLAG_VALUES: &[&str] = &[
 /// loading: clap, then the configuration, then validation.
 #[test]
 fn random_command_lines_never_panic() {
-    let mut rng = Rng(0xa11_f1a95);
+    let mut rng = Rng(0x0a11_f1a9_5a5a);
     let (mut parsed, mut refused) = (0, 0);
     for _ in 0..4000 {
         let mut argv = vec!["scx_tick".to_string()];

@@ -55,7 +55,7 @@ fn tick_runner(ticks: u32, work_ns: u64) {
 
 fn main() -> Result<()> {
     let a = Args::parse();
-    if a.batch == 0 || !(a.duration_s > 0.0) {
+    if a.batch == 0 || a.duration_s.is_nan() || a.duration_s <= 0.0 {
         bail!("--batch and --duration-s must be above 0");
     }
     if let Some(cg) = &a.cgroup {
