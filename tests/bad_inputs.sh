@@ -94,6 +94,7 @@ BAD_INPUTS=(
   "--tick-cgroup tick,cpus=|no CPU given"
   "--tick-cgroup tick,cpus=3-1|runs backwards"
   "--tick-cgroup tick,speed=1|unknown option \"speed\""
+  "--cgroup-root /tmp --tick-cgroup tick|/tmp is not a cgroup v2 mount"
   "--tick-cpus 1-1 --tick-cgroup tick,cpus=0|CPU 0 is not a tick CPU"
   "$GROUPS17|17 tick groups given; allowed: at most 16"
   # --tick-cpus
