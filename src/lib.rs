@@ -2,6 +2,7 @@
 //!
 //! One module per concern; `main.rs` only parses arguments and wires them.
 
+pub mod bench;
 pub mod bpf;
 pub mod cgroup;
 pub mod cli;
@@ -13,6 +14,8 @@ pub mod hints;
 pub mod loader;
 pub mod pinning;
 pub mod report;
+pub mod rtpolicy;
 pub mod stats;
 pub mod tagging;
 pub mod topology;
+pub mod workload;

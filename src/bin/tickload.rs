@@ -1,14 +1,20 @@
 //! tickload: a tick-server workload. N runner threads sleep until the next
-//! absolute tick time, then burn W ms of CPU time; each keeps its own log of
-//! every tick, which is the ground truth tests compare the scheduler with.
+//! absolute tick time, then burn a drawn amount of CPU time (fixed, with
+//! jitter, with occasional spikes; seeded, so every scheduler sees the same
+//! ticks); each keeps its own log of every tick, which is the ground truth
+//! tests and the benchmark compare schedulers with.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use scx_tick::stats::percentile;
+use scx_tick::rtpolicy::{self, DlParams, Policy, Request};
+use scx_tick::workload::{Rng, Summary, Tick, WorkDist, lateness_quantiles_ms, summarize};
 use serde::Serialize;
 
 #[derive(Debug, Parser)]
@@ -26,12 +32,39 @@ struct Args {
     /// Relative deadline of a tick in ms (default: the period).
     #[arg(long)]
     deadline_ms: Option<f64>,
-    /// CPU time each tick burns, in ms.
+    /// CPU time each tick burns, in ms (the mean with --jitter-ms).
     #[arg(long, default_value_t = 8.0)]
     work_ms: f64,
+    /// Each tick's work is uniform in work ± jitter ms.
+    #[arg(long, default_value_t = 0.0)]
+    jitter_ms: f64,
+    /// CPU time of a spike tick, in ms (used with --spike-pct).
+    #[arg(long, default_value_t = 0.0)]
+    spike_ms: f64,
+    /// Percentage of ticks that are spikes (e.g. 1 = one tick in a hundred).
+    #[arg(long, default_value_t = 0.0)]
+    spike_pct: f64,
+    /// Seed of the work draws; runner k uses seed + k.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     /// How long to run, in seconds.
     #[arg(long, default_value_t = 10.0)]
     duration_s: f64,
+    /// Scheduling policy of the runner threads.
+    #[arg(long, value_enum, default_value_t = Policy::Other)]
+    policy: Policy,
+    /// SCHED_FIFO priority (1-99) with --policy fifo.
+    #[arg(long, default_value_t = 50)]
+    fifo_prio: u32,
+    /// SCHED_DEADLINE runtime in ms (default: (work + jitter) x 1.1, at most the deadline).
+    #[arg(long)]
+    dl_runtime_ms: Option<f64>,
+    /// SCHED_DEADLINE relative deadline in ms (default: the tick deadline).
+    #[arg(long)]
+    dl_deadline_ms: Option<f64>,
+    /// SCHED_DEADLINE period in ms (default: the tick period).
+    #[arg(long)]
+    dl_period_ms: Option<f64>,
     /// Move this process into this cgroup (v2 directory) before starting.
     #[arg(long)]
     cgroup: Option<PathBuf>,
@@ -43,20 +76,17 @@ struct Args {
     hint: bool,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Serialize)]
 struct RunnerReport {
     name: String,
-    ticks: u64,
-    misses: u64,
-    miss_pct: f64,
-    lateness_p50_ms: f64,
-    lateness_p99_ms: f64,
-    lateness_max_ms: f64,
-    mspt_mean_ms: f64,
-    mspt_p99_ms: f64,
-    tps: f64,
+    #[serde(flatten)]
+    summary: Summary,
     /// CPU each tick started on -> number of ticks.
     cpus: BTreeMap<i32, u64>,
+}
+
+fn ns(ms: f64) -> u64 {
+    (ms * 1e6).round() as u64
 }
 
 fn now_ns(clock: libc::clockid_t) -> u64 {
@@ -98,113 +128,181 @@ fn burn(ns: u64) {
     }
 }
 
-fn runner(
-    name: String,
+struct Plan {
     period: u64,
     deadline: u64,
-    work: u64,
+    work: WorkDist,
     start: u64,
     end: u64,
     hint: Option<scx_tick_hint::DeadlineHint>,
-) -> RunnerReport {
-    let mut lateness = Vec::new();
-    let mut mspt = Vec::new();
-    let mut r = RunnerReport {
-        name,
-        ..Default::default()
-    };
-    let mut next = start;
-    while next < end {
-        if let Some(h) = &hint {
-            h.set_deadline_ns(next + deadline);
+}
+
+/// One runner: tick until `end`; the log of its ticks and the CPUs they
+/// started on.
+fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>) {
+    let mut ticks = Vec::new();
+    let mut cpus = BTreeMap::new();
+    let mut next = plan.start;
+    while next < plan.end {
+        if let Some(h) = &plan.hint {
+            h.set_deadline_ns(next + plan.deadline);
         }
         sleep_until(next);
         let begin = now_ns(libc::CLOCK_MONOTONIC);
         // SAFETY: no arguments.
         let cpu = unsafe { libc::sched_getcpu() };
-        burn(work);
+        burn(plan.work.sample(&mut rng));
         let done = now_ns(libc::CLOCK_MONOTONIC);
-        r.ticks += 1;
-        if done > next + deadline {
-            r.misses += 1;
-        }
-        *r.cpus.entry(cpu).or_default() += 1;
-        lateness.push(begin.saturating_sub(next));
-        mspt.push(done - begin);
-        next += period;
+        ticks.push(Tick {
+            due_ns: next,
+            begin_ns: begin,
+            end_ns: done,
+        });
+        *cpus.entry(cpu).or_default() += 1;
+        next += plan.period;
         // More than a whole tick behind: skip the lost ticks (a game server
         // would otherwise run them back to back and never catch up).
-        if done > next + period {
-            next += (done - next) / period * period;
+        if done > next + plan.period {
+            next += (done - next) / plan.period * plan.period;
         }
     }
-    let ms = |v: u64| v as f64 / 1e6;
-    r.miss_pct = if r.ticks > 0 {
-        100.0 * r.misses as f64 / r.ticks as f64
-    } else {
-        0.0
-    };
-    lateness.sort_unstable();
-    mspt.sort_unstable();
-    r.lateness_p50_ms = ms(percentile(&lateness, 50.0));
-    r.lateness_p99_ms = ms(percentile(&lateness, 99.0));
-    r.lateness_max_ms = ms(lateness.last().copied().unwrap_or(0));
-    r.mspt_mean_ms = ms(mspt.iter().sum::<u64>() / mspt.len().max(1) as u64);
-    r.mspt_p99_ms = ms(percentile(&mspt, 99.0));
-    r.tps = r.ticks as f64 / ((end - start) as f64 / 1e9);
-    r
+    (ticks, cpus)
 }
 
-fn main() -> Result<()> {
-    let a = Args::parse();
+fn request(a: &Args, work: &WorkDist, deadline: u64, period: u64) -> Result<Request> {
+    Ok(match a.policy {
+        Policy::Other => Request::Other,
+        Policy::Fifo => Request::Fifo { prio: a.fifo_prio },
+        Policy::Deadline => Request::Deadline(
+            DlParams::derive(
+                work.max_regular_ns(),
+                deadline,
+                period,
+                a.dl_runtime_ms.map(ns),
+                a.dl_deadline_ms.map(ns),
+                a.dl_period_ms.map(ns),
+            )
+            .map_err(anyhow::Error::msg)?,
+        ),
+    })
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tickload: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(a: Args) -> Result<()> {
     if a.threads == 0 || a.period_ms <= 0.0 || a.work_ms < 0.0 || a.duration_s <= 0.0 {
         bail!("--threads, --period-ms and --duration-s must be above 0, --work-ms at least 0");
     }
+    let work = WorkDist {
+        work_ns: ns(a.work_ms),
+        jitter_ns: ns(a.jitter_ms),
+        spike_ns: ns(a.spike_ms),
+        spike_prob: a.spike_pct / 100.0,
+    };
+    work.validate().map_err(anyhow::Error::msg)?;
+    let period = ns(a.period_ms);
+    let deadline = ns(a.deadline_ms.unwrap_or(a.period_ms));
+    let req = request(&a, &work, deadline, period)?;
     if let Some(cg) = &a.cgroup {
         std::fs::write(cg.join("cgroup.procs"), std::process::id().to_string())
             .with_context(|| format!("moving tickload into {}", cg.display()))?;
     }
-    let ns = |ms: f64| (ms * 1e6) as u64;
-    let (period, work) = (ns(a.period_ms), ns(a.work_ms));
-    let deadline = ns(a.deadline_ms.unwrap_or(a.period_ms));
-    // All runners tick in phase, like a game server's region tick runners.
-    let start = now_ns(libc::CLOCK_MONOTONIC) + 20_000_000;
-    let end = start + Duration::from_secs_f64(a.duration_s).as_nanos() as u64;
+
+    // Every runner sets its policy, then all start together, in phase, like
+    // a game server's region tick runners; the start time is fixed once
+    // every runner is ready.
+    let barrier = Arc::new(Barrier::new(a.threads + 1));
+    let times = Arc::new(OnceLock::new());
+    // One runner refused its policy: the others do not run the whole duration.
+    let refused = Arc::new(AtomicBool::new(false));
     let handles: Vec<_> = (0..a.threads)
         .map(|k| {
             let name = format!("Tick Runner #{k}");
+            let (barrier, times, refused) = (barrier.clone(), times.clone(), refused.clone());
+            let rng = Rng::new(a.seed.wrapping_add(k as u64));
             let want_hint = a.hint;
             std::thread::Builder::new()
                 .name(name.clone())
-                .spawn(move || -> Result<RunnerReport> {
-                    // the slot belongs to the runner thread: register on it
-                    let hint = want_hint
-                        .then(scx_tick_hint::DeadlineHint::register)
-                        .transpose()
-                        .context("registering for deadline hints (is scx_tick running and this process in a tick group?)")?;
-                    Ok(runner(name, period, deadline, work, start, end, hint))
+                .spawn(move || {
+                    // the hint slot belongs to the runner thread: register on it
+                    let applied = rtpolicy::apply_to_current_thread(&req).and_then(|()| {
+                        want_hint
+                            .then(scx_tick_hint::DeadlineHint::register)
+                            .transpose()
+                            .map_err(|e| format!("registering for deadline hints (is scx_tick running and this process in a tick group?): {e:#}"))
+                    });
+                    if applied.is_err() {
+                        refused.store(true, Ordering::Relaxed);
+                    }
+                    barrier.wait();
+                    if refused.load(Ordering::Relaxed) {
+                        return applied.map(|_| (name, Default::default()));
+                    }
+                    let &(start, end) = times.get().expect("set before the barrier");
+                    applied.map(|hint| {
+                        let plan = Plan {
+                            period,
+                            deadline,
+                            work,
+                            start,
+                            end,
+                            hint,
+                        };
+                        (name, run_ticks(&plan, rng))
+                    })
                 })
         })
         .collect::<std::io::Result<_>>()?;
-    let reports: Vec<RunnerReport> = handles
-        .into_iter()
-        .map(|h| h.join().expect("runner thread panicked"))
-        .collect::<Result<_>>()?;
+    let start = now_ns(libc::CLOCK_MONOTONIC) + 20_000_000;
+    let end = start + Duration::from_secs_f64(a.duration_s).as_nanos() as u64;
+    times.set((start, end)).expect("set once");
+    barrier.wait();
 
-    let ticks: u64 = reports.iter().map(|r| r.ticks).sum();
-    let misses: u64 = reports.iter().map(|r| r.misses).sum();
-    let miss_pct = if ticks > 0 {
-        100.0 * misses as f64 / ticks as f64
-    } else {
-        0.0
-    };
+    let results: Vec<_> = handles
+        .into_iter()
+        .map(|h| h.join().expect("runner panicked"))
+        .collect();
+    let mut runners = Vec::new();
+    let mut all = Vec::new();
+    for res in results {
+        let (name, (ticks, cpus)) = res.map_err(anyhow::Error::msg)?;
+        runners.push(RunnerReport {
+            name,
+            summary: summarize(&ticks, deadline, 1, end - start),
+            cpus,
+        });
+        all.extend(ticks);
+    }
+    let total = summarize(&all, deadline, a.threads, end - start);
     if a.json {
         let v = serde_json::json!({
-            "ticks": ticks, "misses": misses, "miss_pct": miss_pct, "runners": reports,
+            "ticks": total.ticks, "misses": total.misses, "miss_pct": total.miss_pct,
+            "total": total,
+            "lateness_quantiles_ms": lateness_quantiles_ms(&all),
+            "config": {
+                "runners": a.threads, "period_ms": a.period_ms, "deadline_ms": deadline as f64 / 1e6,
+                "work_ms": a.work_ms, "jitter_ms": a.jitter_ms, "spike_ms": a.spike_ms,
+                "spike_pct": a.spike_pct, "seed": a.seed, "duration_s": a.duration_s,
+                "policy": req.policy().to_string(),
+            },
+            "runners": runners,
         });
         println!("{v}");
         return Ok(());
     }
+    print_table(&runners, &total);
+    Ok(())
+}
+
+fn print_table(runners: &[RunnerReport], total: &Summary) {
     println!(
         "{:<16} {:>6} {:>6} {:>7} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6}",
         "RUNNER",
@@ -218,21 +316,27 @@ fn main() -> Result<()> {
         "MSPT_P99",
         "TPS"
     );
-    for r in &reports {
+    let row = |name: &str, s: &Summary| {
         println!(
             "{:<16} {:>6} {:>6} {:>6.2}% {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>8.2} {:>6.1}",
-            r.name,
-            r.ticks,
-            r.misses,
-            r.miss_pct,
-            r.lateness_p50_ms,
-            r.lateness_p99_ms,
-            r.lateness_max_ms,
-            r.mspt_mean_ms,
-            r.mspt_p99_ms,
-            r.tps
-        );
+            name,
+            s.ticks,
+            s.misses,
+            s.miss_pct,
+            s.lateness_p50_ms,
+            s.lateness_p99_ms,
+            s.lateness_max_ms,
+            s.mspt_mean_ms,
+            s.mspt_p99_ms,
+            s.tps
+        )
+    };
+    for r in runners {
+        row(&r.name, &r.summary);
     }
-    println!("total: ticks={ticks} misses={misses} miss_pct={miss_pct:.2}");
-    Ok(())
+    row("all (TPS/runner)", total);
+    println!(
+        "total: ticks={} misses={} miss_pct={:.2}",
+        total.ticks, total.misses, total.miss_pct
+    );
 }

@@ -1,0 +1,347 @@
+#!/usr/bin/env bash
+# The benchmark: the same tick workload under every scheduler a user could
+# pick instead of scx_tick, side by side in ONE guest per vCPU count, beside
+# a fixed background load (stress-ng CPU hogs + a hackbench fork/pipe storm):
+# EEVDF, SCHED_FIFO, SCHED_DEADLINE, scx_bpfland, scx_flash, scx_lavd, and
+# scx_tick with work stealing on/off x mid-tick lending on/off.
+#
+#   scripts/bench.sh [--quick] [--cpus LIST] [--runners LIST] [--seconds S]
+#                    [--schedulers LIST] [--out DIR] [--no-peers]
+#
+#   --cpus 2,4,8      one guest per vCPU count (default 2,4,8; --quick: 4)
+#   --runners LIST    tick runner counts (default: 1,T,2T,4T with T = the tick
+#                     CPUs scx_tick picks in that guest; --quick: 2T); the
+#                     headline table uses 2T (or the nearest count)
+#   --seconds S       length of each run (default 8; --quick: 5)
+#   --schedulers LIST subset of: eevdf fifo deadline scx_bpfland scx_flash
+#                     scx_lavd scx_tick scx_tick-nosteal scx_tick-nomidtick
+#                     scx_tick-nosteal-nomidtick (comma-separated)
+#   --out DIR         results folder (default results/bench-DATE); runs add to
+#                     it, the report is rebuilt from everything in it
+#   --no-peers        do not install missing peers (those are then skipped)
+#
+# Writes DIR/results.md (tables), DIR/lateness-NvCPU.png, DIR/scaling-NvCPU.png
+# and the raw guest logs. Under software emulation (TCG) compare only the
+# ratios to EEVDF from the same run.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/scripts/common.sh"
+
+ALL_SCHEDS=(eevdf fifo deadline scx_bpfland scx_flash scx_lavd scx_tick scx_tick-nosteal
+  scx_tick-nomidtick scx_tick-nosteal-nomidtick)
+PEERS=(scx_bpfland scx_flash scx_lavd)
+PEER_DIR="$CACHE_DIR/peers"
+# The tick scenario: 20 TPS, 8 ms ± 2 ms of work, 1% of ticks spike to 40 ms.
+TICK_ARGS=(--period-ms 50 --work-ms 8 --jitter-ms 2 --spike-ms 40 --spike-pct 1 --seed 1)
+# SCHED_DEADLINE runtime: 1.6 x (work + jitter). Under TCG the kernel charges
+# 1-3 ms more per tick than the work itself (with tickload's default 1.1 x,
+# 16% of ticks were throttled even in an idle guest); a user would size it
+# from measurements like this too.
+DL_RUNTIME_MS=16
+HOGS_PER_CPU=2
+
+CPUS_LIST="" RUNNERS="" SECS="" SCHEDS="" OUT="" QUICK=0 NO_PEERS=0 GUEST=0 VCPUS=0
+ORIG_ARGS=("$@")
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) QUICK=1; shift ;;
+    --cpus) CPUS_LIST=$2; shift 2 ;;
+    --runners) RUNNERS=$2; shift 2 ;;
+    --seconds) SECS=$2; shift 2 ;;
+    --schedulers) SCHEDS=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --no-peers) NO_PEERS=1; shift ;;
+    --guest) GUEST=1; VCPUS=$2; shift 2 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    *) die "bench.sh: unknown option $1 (see scripts/bench.sh --help)" ;;
+  esac
+done
+if [[ $QUICK -eq 1 ]]; then
+  CPUS_LIST=${CPUS_LIST:-4} SECS=${SECS:-5} RUNNERS=${RUNNERS:-headline}
+fi
+CPUS_LIST=${CPUS_LIST:-2,4,8} SECS=${SECS:-8} RUNNERS=${RUNNERS:-auto}
+SCHEDS=${SCHEDS:-$(IFS=,; echo "${ALL_SCHEDS[*]}")}
+IFS=, read -ra SCHED_LIST <<<"$SCHEDS"
+for s in "${SCHED_LIST[@]}"; do
+  [[ " ${ALL_SCHEDS[*]} " == *" $s "* ]] || die "bench.sh: unknown scheduler $s (allowed: ${ALL_SCHEDS[*]})"
+done
+[[ "$SECS" =~ ^[0-9]+$ && $SECS -ge 3 ]] || die "bench.sh: --seconds must be a whole number of at least 3"
+
+BIN="$ROOT/target/release"
+
+# ---------------------------------------------------------------- the guest
+# One scheduler after another, in this one guest; every run prints its record
+# (a JSON line) on stdout, everything else goes to stderr.
+guest_main() {
+  local cg=/sys/fs/cgroup/tick work tick_cpus headline runners=() s n
+  work=$(mktemp -d /tmp/bench.XXXXXX)
+  cd "$work" # stress-ng wants a writable working directory
+  mkdir -p "$cg"
+  echo 1 >/proc/sys/kernel/bpf_stats_enabled
+  tick_cpus=$("$BIN/scx_tick" topology --json | python3 -c \
+    'import json,sys; c=json.load(sys.stdin)["choice"]; print(len(c["tick_cpus"]) if c else 1)')
+  headline=$((2 * tick_cpus))
+  case "$RUNNERS" in
+    auto) runners=(1 "$tick_cpus" "$headline" $((4 * tick_cpus))) ;;
+    headline) runners=("$headline") ;;
+    *) IFS=, read -ra runners <<<"$RUNNERS"; headline=${runners[$(((${#runners[@]} - 1) / 2))]} ;;
+  esac
+  # (no process substitution here: the guest has no /dev/fd)
+  read -ra runners <<<"$(printf '%s\n' "${runners[@]}" | sort -nu | tr '\n' ' ')"
+  echo "[bench] guest: $VCPUS vCPUs, kernel $(uname -r), $(lscpu | sed -n 's/^Model name: *//p')," \
+    "tick CPUs $tick_cpus, runners ${runners[*]} (headline $headline), $SECS s per run" >&2
+
+  for s in "${SCHED_LIST[@]}"; do
+    if ! start_sched "$s"; then
+      echo "[bench] $s skipped: $SKIP_WHY" >&2
+      "$BIN/benchreport" record --vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" \
+        --runners "$headline" --headline --duration-s "$SECS" --skipped "$SKIP_WHY"
+      echo "[bench] finished $s" >&2
+      continue
+    fi
+    for n in "${runners[@]}"; do
+      echo "[bench] run $s $n" >&2 # the host's watchdog reads these
+      run_once "$s" "$n" "$([[ $n -eq $headline ]] && echo 1 || echo 0)" "$tick_cpus" "$cg"
+    done
+    stop_sched
+    echo "[bench] finished $s" >&2
+  done
+  rm -rf "$work"
+}
+
+SCHED_PID="" SKIP_WHY=""
+sched_state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
+
+# Start scheduler $1 (nothing for the kernel's own policies). On failure
+# set SKIP_WHY and return 1.
+start_sched() {
+  local s=$1 cmd=() i
+  case "$s" in
+    eevdf|fifo|deadline) return 0 ;;
+    scx_tick) cmd=("$BIN/scx_tick" --tick-cgroup tick) ;;
+    scx_tick-nosteal) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-work-stealing) ;;
+    scx_tick-nomidtick) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-mid-tick) ;;
+    scx_tick-nosteal-nomidtick) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-work-stealing --no-mid-tick) ;;
+    *)
+      if [[ ! -x "$PEER_DIR/bin/$s" ]]; then
+        SKIP_WHY="not installed (cargo install failed, see peers-$s.log, or --no-peers)"
+        return 1
+      fi
+      cmd=("$PEER_DIR/bin/$s") ;;
+  esac
+  if [[ "$(sched_state)" != disabled ]]; then
+    SKIP_WHY="another sched_ext scheduler is still enabled"
+    return 1
+  fi
+  "${cmd[@]}" >"sched-$s.log" 2>&1 &
+  SCHED_PID=$!
+  for ((i = 0; i < 1200; i++)); do
+    [[ "$(sched_state)" == enabled ]] && break
+    kill -0 "$SCHED_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [[ "$(sched_state)" != enabled ]]; then
+    kill -INT "$SCHED_PID" 2>/dev/null; wait "$SCHED_PID" 2>/dev/null || true
+    SCHED_PID=""
+    SKIP_WHY="did not load: $(grep -v '^\s*$' "sched-$s.log" | tail -3 | tr '\n' ' ' | cut -c1-300)"
+    return 1
+  fi
+  echo "[bench] $s enabled: $(cat /sys/kernel/sched_ext/root/ops)" >&2
+}
+
+stop_sched() {
+  [[ -n "$SCHED_PID" ]] || return 0
+  kill -INT "$SCHED_PID" 2>/dev/null || true
+  local i
+  for ((i = 0; i < 200; i++)); do kill -0 "$SCHED_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$SCHED_PID" 2>/dev/null || true
+  wait "$SCHED_PID" 2>/dev/null || true
+  SCHED_PID=""
+  for ((i = 0; i < 300; i++)); do [[ "$(sched_state)" == disabled ]] && return 0; sleep 0.1; done
+  echo "[bench] warning: sched_ext still $(sched_state) after stopping" >&2
+}
+
+# One measured window: background load + tickload (+ cyclictest in the
+# headline run) under the running scheduler; prints the record.
+run_once() {
+  local s=$1 n=$2 headline=$3 tick_cpus=$4 cg=$5 policy=() cyc_pol=other scx=0
+  local bg=() cyc_secs=$((SECS - 2 < 5 ? SECS - 2 : 5)) rec=()
+  case "$s" in
+    fifo) policy=(--policy fifo --fifo-prio 50); cyc_pol=fifo ;;
+    deadline) policy=(--policy deadline --dl-runtime-ms "$DL_RUNTIME_MS") ;;
+    scx_*) scx=1 ;;
+  esac
+  rm -f stress.out hackbench.count cyclictest.out tickload.json bpf-*.json
+  if [[ $scx -eq 1 ]]; then bpftool -j prog show >bpf-before.json; fi
+  stress-ng --cpu $((HOGS_PER_CPU * VCPUS)) --timeout $((SECS + 2))s --metrics-brief \
+    --temp-path "$PWD" >stress.out 2>&1 &
+  bg+=($!)
+  # the fork/pipe storm: hackbench runs back to back, counted
+  (
+    end=$((SECONDS + SECS + 1)) runs=0
+    while ((SECONDS < end)); do
+      hackbench -p -g 2 -f 5 -l 50 >/dev/null 2>&1 && runs=$((runs + 1))
+    done
+    echo "$runs" >hackbench.count
+  ) &
+  bg+=($!)
+  sleep 0.5
+  if [[ $headline -eq 1 ]]; then
+    # a latency probe inside the tick group, with the tick runners' policy
+    (
+      sleep 1
+      echo "$BASHPID" >"$cg/cgroup.procs"
+      if [[ $cyc_pol == fifo ]]; then
+        exec cyclictest -q -D "$cyc_secs" -i 1000 --policy fifo -p 50
+      fi
+      exec cyclictest -q -D "$cyc_secs" -i 1000
+    ) >cyclictest.out 2>&1 &
+    bg+=($!)
+  fi
+  local tl_rc=0
+  timeout -k 5 $((SECS + 60)) "$BIN/tickload" -n "$n" "${TICK_ARGS[@]}" --duration-s "$SECS" --cgroup "$cg" "${policy[@]}" \
+    --json >tickload.json 2>tickload.err || tl_rc=$?
+  wait "${bg[@]}" 2>/dev/null || true
+  if [[ $scx -eq 1 ]]; then bpftool -j prog show >bpf-after.json; fi
+  rec=(--vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" --runners "$n" --duration-s "$SECS")
+  if [[ $headline -eq 1 ]]; then rec+=(--headline); fi
+  if [[ $tl_rc -ne 0 ]]; then
+    echo "[bench] $s, $n runners: tickload failed: $(tail -1 tickload.err)" >&2
+    "$BIN/benchreport" record "${rec[@]}" --skipped "tickload failed: $(tail -1 tickload.err)"
+    return 0
+  fi
+  rec+=(--tickload tickload.json --stress stress.out --hackbench-runs "$(cat hackbench.count 2>/dev/null || echo 0)")
+  if [[ $headline -eq 1 ]]; then rec+=(--cyclictest cyclictest.out --cyclictest-policy "$cyc_pol"); fi
+  if [[ $scx -eq 1 ]]; then rec+=(--bpf-before bpf-before.json --bpf-after bpf-after.json); fi
+  local want=disabled
+  if [[ $scx -eq 1 ]]; then want=enabled; fi
+  if [[ "$(sched_state)" != "$want" ]]; then
+    echo "[bench] warning: $s: sched_ext state is $(sched_state) after the run (the scheduler exited?)" >&2
+  fi
+  python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["total"]; print(
+    "[bench] %-26s runners %2s: miss %6.2f%%  late p99 %7.2f ms  mspt p99 %7.2f ms" % (
+    sys.argv[2], sys.argv[3], t["miss_pct"], t["lateness_p99_ms"], t["mspt_p99_ms"]), file=sys.stderr)' \
+    tickload.json "$s" "$n"
+  "$BIN/benchreport" record "${rec[@]}"
+}
+
+if [[ $GUEST -eq 1 ]]; then
+  guest_main
+  exit 0
+fi
+
+# ----------------------------------------------------------------- the host
+bash "$ROOT/scripts/setup.sh"
+SUDO=""
+[[ $EUID -ne 0 ]] && SUDO="sudo"
+
+# The PNG plots need a TrueType font.
+if ! dpkg-query -W -f='${Status}' fonts-dejavu-core 2>/dev/null | grep -q "install ok installed"; then
+  log "installing fonts-dejavu-core (for the plots)"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends fonts-dejavu-core \
+    >/tmp/scx_tick-apt.log 2>&1 || log "could not install fonts-dejavu-core: the report will have no plots"
+fi
+
+OUT=${OUT:-$ROOT/results/bench-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+
+# Peers from the registry, installed once into the cache; a peer that does
+# not install is skipped (the guest records why), the bench goes on.
+for p in "${PEERS[@]}"; do
+  [[ " ${SCHED_LIST[*]} " == *" $p "* ]] || continue
+  [[ -x "$PEER_DIR/bin/$p" ]] && continue
+  if [[ $NO_PEERS -eq 1 ]]; then log "$p is not installed (--no-peers): it will be skipped"; continue; fi
+  log "cargo install --locked $p (once; a few minutes)"
+  if ! CARGO_TARGET_DIR="$PEER_DIR/target" cargo install --locked --root "$PEER_DIR" "$p" >"$OUT/peers-$p.log" 2>&1; then
+    log "$p did not install (it will be skipped): $(grep -m1 -E '^error' "$OUT/peers-$p.log" || tail -1 "$OUT/peers-$p.log")"
+  fi
+done
+
+# What ran where: appended per invocation, so a folder filled by several
+# invocations (one per vCPU count) says so.
+{
+  echo "- \`scripts/bench.sh ${ORIG_ARGS[*]}\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ' (uncommitted changes)')"
+} >>"$OUT/commands.md"
+peer_versions=""
+for p in "${PEERS[@]}"; do
+  [[ -x "$PEER_DIR/bin/$p" ]] && peer_versions+=" $p $("$PEER_DIR/bin/$p" --version 2>/dev/null | head -1 | awk '{print $2}'),"
+done
+accel=tcg
+[[ "${SCX_TICK_ACCEL:-}" == kvm || "$(cat "$CACHE_DIR/vm/kvm-works" 2>/dev/null)" == yes ]] && accel=kvm
+cat >"$OUT/meta.md" <<META
+# scx_tick benchmark
+
+Commands:
+
+$(cat "$OUT/commands.md")
+
+Host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs ($(lscpu | sed -n 's/^Thread(s) per core: *//p') thread(s) per core), $(free -g | awk '/^Mem:/{print $2}') GiB RAM, $(uname -sr).
+Guest: QEMU $(qemu-system-x86_64 --version | head -1 | awk '{print $4}') with ${accel^^}$([[ $accel == tcg ]] && echo " (software emulation)"), kernel $(readlink "$KERNEL_CACHE/current"), peers:${peer_versions%,}.
+
+Scenario per scheduler and runner count: \`tickload -n RUNNERS ${TICK_ARGS[*]} --duration-s $SECS\`
+in the cgroup \`tick\` (scx_tick: \`--tick-cgroup tick\`, tick CPUs chosen by scx_tick),
+beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\` (bogo-ops/s = background throughput) and
+\`hackbench -p -g 2 -f 5 -l 50\` back to back (runs/s). In the headline run
+\`cyclictest -q -i 1000\` runs inside the tick cgroup (SCHED_FIFO 50 in the fifo row, else
+SCHED_OTHER). fifo: runners SCHED_FIFO 50; deadline: SCHED_DEADLINE, runtime $DL_RUNTIME_MS ms (1.6 x the
+regular work's maximum: under TCG the kernel charges 1-3 ms per tick beyond the work, and 1.1 x
+throttled 16% of ticks in an idle guest), deadline = period = 50 ms (spikes overrun it and are throttled). BPF cost: struct_ops programs'
+run_time_ns/run_cnt with \`kernel.bpf_stats_enabled\`.
+META
+
+# All schedulers in one guest with $1 vCPUs. A TCG guest can stop making
+# progress (seen once: SCHED_DEADLINE runners hogging a vCPU, RCU stalls on
+# the console); a watchdog then ends it, records the run it was in as
+# skipped and runs the remaining schedulers in a fresh guest.
+run_guests() {
+  local v=$1 todo=("${SCHED_LIST[@]}") log="$OUT/guest-$1vcpu.log" raw="$OUT/runs-$1vcpu.out"
+  local stall=$((SECS + 300)) vm rc size last_size quiet s done_list last_run tick_cpus
+  : >"$log"; : >"$raw"
+  while ((${#todo[@]} > 0)); do
+    # generous: every scheduler, 4 runner counts, load and unload
+    local timeout=$((${#todo[@]} * (4 * (SECS + 15) + 60) + 180))
+    log "guest with $v vCPUs: ${todo[*]} (up to $timeout s)"
+    bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout "$timeout" --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
+      bash "$ROOT/scripts/bench.sh" --guest "$v" --runners "$RUNNERS" --seconds "$SECS" \
+      --schedulers "$(IFS=,; echo "${todo[*]}")" >>"$raw" 2> >(tee -a "$log" >&2) &
+    vm=$!
+    last_size=-1 quiet=0
+    while kill -0 "$vm" 2>/dev/null; do
+      sleep 5
+      size=$(stat -c %s "$log")
+      if [[ $size -eq $last_size ]]; then quiet=$((quiet + 5)); else quiet=0 last_size=$size; fi
+      if ((quiet >= stall)); then
+        log "the $v-vCPU guest printed nothing for $stall s: ending it"
+        kill -TERM "$vm" 2>/dev/null || true
+        break
+      fi
+    done
+    rc=0; wait "$vm" || rc=$?
+    done_list=" $(sed -n 's/^\[bench\] finished //p' "$log" | tr '\n' ' ') "
+    local rest=()
+    for s in "${todo[@]}"; do [[ "$done_list" == *" $s "* ]] || rest+=("$s"); done
+    todo=("${rest[@]}")
+    ((${#todo[@]} > 0)) || break
+    # the first unfinished scheduler is the one the guest died in: skip it
+    s=${todo[0]}
+    last_run=$(sed -n "s/^\[bench\] run $s //p" "$log" | tail -1)
+    tick_cpus=$(sed -n 's/.*tick CPUs \([0-9]*\),.*/\1/p' "$log" | tail -1)
+    log "the $v-vCPU guest ended (status $rc) during $s${last_run:+ with $last_run runners}; going on without it"
+    "$BIN/benchreport" record --vcpus "$v" --tick-cpus "${tick_cpus:-0}" --scheduler "$s" \
+      --runners "${last_run:-0}" --duration-s "$SECS" \
+      --skipped "the guest stopped (status $rc, no output for ${quiet} s) during the ${last_run:-?}-runner run; the schedulers after it ran in a fresh guest" >>"$raw"
+    todo=("${todo[@]:1}")
+  done
+  grep '^{' "$raw" >"$OUT/runs-${v}vcpu.jsonl" || true
+  rm -f "$raw"
+}
+
+IFS=, read -ra CPU_COUNTS <<<"$CPUS_LIST"
+for v in "${CPU_COUNTS[@]}"; do
+  [[ "$v" =~ ^[0-9]+$ && $v -ge 2 ]] || die "bench.sh: --cpus takes vCPU counts of 2 or more"
+  run_guests "$v"
+done
+
+"$BIN/benchreport" report "$OUT"
+log "results: $OUT/results.md"

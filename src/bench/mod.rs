@@ -1,0 +1,5 @@
+//! The benchmark's pure parts (used by `benchreport`): reading what the guest
+//! measured, and turning the records into tables.
+
+pub mod parse;
+pub mod report;
