@@ -120,7 +120,12 @@ pub struct RunArgs {
     pub slice_ms: Option<f64>,
 
     /// Print statistics every N seconds while running (0: off).
-    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
     pub stats: f64,
 
     /// Write one JSON object of statistics per interval (--stats, or 1 s)
@@ -135,11 +140,11 @@ pub struct RunArgs {
 
     /// Do not schedule: show the statistics of the running scx_tick every
     /// SECS seconds (an scx_stats client).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub monitor: Option<f64>,
 
     /// Exit debug dump buffer length (0: the kernel default).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub exit_dump_len: u32,
 
     /// More output: -v info about decisions, -vv debug (also libbpf).

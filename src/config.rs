@@ -20,6 +20,9 @@ pub const DEFAULT_RUN_TASKS_BUFFER_MS: f64 = 0.1;
 pub const DEFAULT_SLICE_MS: f64 = 5.0;
 const MAX_PERIOD_MS: f64 = 10_000.0;
 const MIN_PERIOD_MS: f64 = 1.0;
+/// CPU ids at or above this cannot exist (the BPF side's MAX_CPUS); checked
+/// while parsing so that a range like `0-99999999999` is refused, not allocated.
+const CPU_ID_LIMIT: usize = crate::bpf::intf::tick_consts_MAX_CPUS as usize;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TickCpus {
@@ -157,15 +160,30 @@ pub fn parse_cpu_list(key: &str, s: &str) -> Result<Vec<usize>> {
                 if a > b {
                     bail!("{key} {s:?}: range {part:?} runs backwards; allowed: low-high");
                 }
+                check_cpu_id(key, b)?;
                 cpus.extend(a..=b);
             }
-            None => cpus.push(part.parse().map_err(|_| bad())?),
+            None => {
+                let cpu = part.parse().map_err(|_| bad())?;
+                check_cpu_id(key, cpu)?;
+                cpus.push(cpu);
+            }
         }
     }
     if cpus.is_empty() {
         bail!("{key} {s:?}: no CPU given; allowed: a count like 4 or a list like 2,4,6-7");
     }
     Ok(cpus)
+}
+
+fn check_cpu_id(key: &str, cpu: usize) -> Result<()> {
+    if cpu >= CPU_ID_LIMIT {
+        bail!(
+            "{key}: CPU {cpu} is out of range; allowed: CPU ids 0 to {}",
+            CPU_ID_LIMIT - 1
+        );
+    }
+    Ok(())
 }
 
 /// `--tick-cpus`: a bare number is a count, anything else a list.
@@ -283,10 +301,12 @@ impl Config {
         let f: FileConfig = toml::from_str(text).map_err(|e| match e.span() {
             Some(span) => {
                 let n = text[..span.start].matches('\n').count();
-                let line = text.lines().nth(n).unwrap_or("").trim();
-                anyhow!("line {} (`{line}`): {}", n + 1, e.message())
+                let line: String = (text.lines().nth(n).unwrap_or("").trim().chars())
+                    .map(|c| if c.is_control() { '?' } else { c })
+                    .collect();
+                anyhow!("line {} (`{line}`): {}", n + 1, one_line(e.message()))
             }
-            None => anyhow!("{}", e.message()),
+            None => anyhow!("{}", one_line(e.message())),
         })?;
         let mut c = Config::default();
         if let Some(v) = f.tick_cpus {
@@ -319,6 +339,56 @@ impl Config {
             });
         }
         Ok(c)
+    }
+
+    /// After CPU hotplug: drop the offline CPUs from the lists the user gave,
+    /// so scx_tick keeps running on what is left instead of refusing its own
+    /// configuration. A tick CPU list left empty (or covering every online
+    /// CPU) falls back to the automatic choice, a group's list left empty to
+    /// all tick CPUs. The next restart, once the CPUs are back, starts from
+    /// the user's lists again. Returns what was changed, for the log.
+    pub fn keep_online(&mut self, machine: &Machine) -> Vec<String> {
+        let online: BTreeSet<usize> = machine.cpus.iter().map(|c| c.id).collect();
+        let mut notes = Vec::new();
+        if let TickCpus::List(list) = &mut self.tick_cpus {
+            let before = list.clone();
+            list.retain(|c| online.contains(c));
+            if list.is_empty() || list.len() >= online.len() {
+                notes.push(format!(
+                    "tick CPUs {before:?}: too few left online, choosing tick CPUs automatically"
+                ));
+                self.tick_cpus = TickCpus::Auto;
+            } else if *list != before {
+                notes.push(format!(
+                    "tick CPUs {before:?}: using {list:?} while the others are offline"
+                ));
+            }
+        }
+        let tick_cpus = match &self.tick_cpus {
+            TickCpus::List(l) => Some(l.clone()),
+            _ => None,
+        };
+        for g in &mut self.groups {
+            if let Some(cpus) = &mut g.cpus {
+                let before = cpus.clone();
+                cpus.retain(|c| {
+                    online.contains(c) && tick_cpus.as_ref().is_none_or(|t| t.contains(c))
+                });
+                if cpus.is_empty() {
+                    notes.push(format!(
+                        "group {:?}: cpus {before:?} offline, using all tick CPUs",
+                        g.cgroup
+                    ));
+                    g.cpus = None;
+                } else if *cpus != before {
+                    notes.push(format!(
+                        "group {:?}: cpus {before:?}: using {cpus:?} while the others are offline",
+                        g.cgroup
+                    ));
+                }
+            }
+        }
+        notes
     }
 
     /// Check everything against the machine; `resolve` turns a cgroup path
@@ -503,6 +573,7 @@ impl CpuValue {
                     if id < 0 {
                         bail!("{key}: CPU id {id} is negative; allowed: 0 or more");
                     }
+                    check_cpu_id(key, id as usize)?;
                     l.push(id as usize);
                 }
                 if l.is_empty() {
@@ -513,6 +584,15 @@ impl CpuValue {
             CpuValue::Strings(v) => Ok(TickCpus::List(parse_cpu_list(key, &v.join(","))?)),
         }
     }
+}
+
+/// toml's messages may span lines ("invalid table header\nexpected ..."): join them.
+fn one_line(msg: &str) -> String {
+    msg.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn check_range(key: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
@@ -811,6 +891,52 @@ mod tests {
         let e = format!("{:#}", Config::from_args(&args).unwrap_err());
         assert!(e.contains("cannot read the configuration file"), "{e}");
         std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn hotplug_keeps_the_online_part_of_the_users_lists() {
+        let mut m = i9_14900hx();
+        m.cpus.retain(|c| c.id != 4);
+        let mut g = group(50.0, None);
+        g.cpus = Some(vec![4]);
+        let mut c = with_group(g);
+        c.tick_cpus = TickCpus::List(vec![2, 4, 6]);
+        let notes = c.keep_online(&m);
+        assert_eq!(c.tick_cpus, TickCpus::List(vec![2, 6]));
+        assert_eq!(
+            c.groups[0].cpus, None,
+            "a group whose CPUs are all offline uses all tick CPUs"
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        let p = c.validate(&m, &resolve_ok).unwrap();
+        assert_eq!(p.groups[0].home_cpus, vec![2, 6]);
+        // nothing offline: nothing changes
+        let mut c = with_group(group(50.0, None));
+        c.tick_cpus = TickCpus::List(vec![2, 4]);
+        assert!(c.keep_online(&i9_14900hx()).is_empty());
+        assert_eq!(c.tick_cpus, TickCpus::List(vec![2, 4]));
+        // every listed CPU offline: automatic choice
+        c.tick_cpus = TickCpus::List(vec![4]);
+        c.keep_online(&m);
+        assert_eq!(c.tick_cpus, TickCpus::Auto);
+        assert!(c.validate(&m, &resolve_ok).is_ok());
+    }
+
+    #[test]
+    fn huge_cpu_ids_are_refused_not_allocated() {
+        for s in [
+            "0-99999999999",
+            "0-18446744073709551615",
+            "1024-1025",
+            "5,4096",
+        ] {
+            let e = parse_tick_cpus(s).unwrap_err().to_string();
+            assert!(e.contains("out of range") && e.contains("0 to 1023"), "{e}");
+        }
+        let e = Config::from_toml("tick_cpus = [1, 70000]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("70000"), "{e}");
     }
 
     #[test]

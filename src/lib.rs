@@ -7,6 +7,8 @@ pub mod bpf;
 pub mod cgroup;
 pub mod cli;
 pub mod config;
+#[cfg(test)]
+mod config_fuzz;
 pub mod dispatch;
 pub mod hints;
 pub mod loader;

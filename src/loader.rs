@@ -63,6 +63,17 @@ fn plan(args: &RunArgs) -> Result<Plan> {
     config.validate(&machine, &|p| cgroup::resolve(&args.cgroup_root, p))
 }
 
+/// The plan after CPU hotplug: the user's CPU lists without the CPUs that
+/// are offline now (the user's lists come back with the CPUs).
+fn replan(args: &RunArgs) -> Result<Plan> {
+    let mut config = Config::from_args(args)?;
+    let machine = Machine::read()?;
+    for note in config.keep_online(&machine) {
+        warn!("after hotplug: {note}");
+    }
+    config.validate(&machine, &|p| cgroup::resolve(&args.cgroup_root, p))
+}
+
 /// `scx_tick check-config FILE`: everything `run` checks, nothing loaded.
 pub fn check_config(args: &CheckConfigArgs) -> Result<()> {
     let plan = plan(&RunArgs {
@@ -77,8 +88,26 @@ pub fn check_config(args: &CheckConfigArgs) -> Result<()> {
     Ok(())
 }
 
+/// The output flags, checked before anything is loaded (like the config).
+fn check_outputs(args: &RunArgs) -> Result<()> {
+    if !(args.stats.is_finite() && args.stats >= 0.0) {
+        bail!(
+            "--stats {}: allowed: a number of seconds, 0 (off) or more",
+            args.stats
+        );
+    }
+    if let Some(path) = &args.stats_json {
+        report::check_json_path(path)?;
+    }
+    if let Some(addr) = &args.metrics_addr {
+        report::parse_metrics_addr(addr)?;
+    }
+    Ok(())
+}
+
 pub fn run(args: &RunArgs) -> Result<()> {
     let mut plan = plan(args)?;
+    check_outputs(args)?;
     preflight()?;
 
     let shutdown = Arc::new(AtomicBool::new(false));
@@ -119,7 +148,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
             // CPUs came or went: check and choose again against the CPUs online now.
             info!("the kernel asked for a restart (CPU hotplug?): re-attaching");
-            plan = self::plan(args)?;
+            plan = replan(args)?;
             for line in plan.describe() {
                 info!("{line}");
             }
@@ -134,8 +163,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
 /// `scx_tick --monitor N`
 pub fn monitor(args: &RunArgs) -> Result<()> {
     let secs = args.monitor.unwrap_or(1.0);
-    if !(secs > 0.0 && secs.is_finite()) {
-        bail!("--monitor {secs}: allowed: a number of seconds above 0");
+    if !(secs > 0.0 && secs.is_finite() && secs <= 86400.0) {
+        bail!("--monitor {secs}: allowed: a number of seconds above 0, at most 86400");
     }
     let shutdown = Arc::new(AtomicBool::new(false));
     let s = shutdown.clone();

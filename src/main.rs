@@ -19,7 +19,12 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            log::error!("{e:#}");
+            // one line, whatever a library put into its message
+            let msg = format!("{e:#}");
+            log::error!(
+                "{}",
+                msg.lines().map(str::trim).collect::<Vec<_>>().join(" ")
+            );
             ExitCode::FAILURE
         }
     }

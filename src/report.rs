@@ -62,6 +62,32 @@ impl MissEvent {
 /// One JSON object per line to a file or stdout (`-`).
 pub struct JsonSink(Box<dyn Write>);
 
+/// `--stats-json FILE`: `-`, or a file that can be created in an existing
+/// directory. Checked before loading; nothing is created here.
+pub fn check_json_path(path: &Path) -> Result<()> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    if path.is_dir() {
+        bail!(
+            "--stats-json {}: is a directory; allowed: a file path or -",
+            path.display()
+        );
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "--stats-json {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 impl JsonSink {
     pub fn open(path: &Path) -> Result<JsonSink> {
         if path == Path::new("-") {
@@ -220,13 +246,19 @@ pub fn monitor(interval: Duration, shutdown: &AtomicBool) -> Result<()> {
 }
 
 /// OpenMetrics over HTTP on a loopback address, for Prometheus scraping.
-pub fn serve_openmetrics(addr: &str, shared: Shared) -> Result<()> {
-    let sa: SocketAddr = addr.parse().with_context(|| {
-        format!("--metrics-addr {addr:?}: expected IP:PORT, e.g. 127.0.0.1:9470")
+/// `--metrics-addr`: a loopback IP:PORT.
+pub fn parse_metrics_addr(addr: &str) -> Result<SocketAddr> {
+    let sa: SocketAddr = addr.parse().map_err(|_| {
+        anyhow::anyhow!("--metrics-addr {addr:?}: expected IP:PORT, e.g. 127.0.0.1:9470")
     })?;
     if !sa.ip().is_loopback() {
         bail!("--metrics-addr {addr}: only loopback addresses (127.0.0.0/8, ::1) are allowed");
     }
+    Ok(sa)
+}
+
+pub fn serve_openmetrics(addr: &str, shared: Shared) -> Result<()> {
+    let sa = parse_metrics_addr(addr)?;
     let listener = TcpListener::bind(sa).with_context(|| format!("--metrics-addr {addr}"))?;
     info!("OpenMetrics on http://{sa}/metrics");
     std::thread::spawn(move || {

@@ -98,7 +98,19 @@ fn select(args: &TagArgs) -> Result<(Vec<u32>, BTreeSet<u32>)> {
     let mut pids = BTreeSet::new();
     if let Some(pid) = args.pid {
         let re = match &args.thread_name {
-            Some(r) => Some(Regex::new(r).map_err(|e| anyhow!("--thread-name {r:?}: {e}"))?),
+            Some(r) => Some(Regex::new(r).map_err(|e| {
+                // regex's syntax errors span lines (pattern, caret, error): keep the error
+                let msg = e.to_string();
+                let why = msg
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("");
+                anyhow!(
+                    "--thread-name {r:?}: not a valid regular expression ({})",
+                    why.trim().trim_start_matches("error: ")
+                )
+            })?),
             None => None,
         };
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))

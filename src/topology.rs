@@ -298,21 +298,28 @@ pub fn print(args: &TopologyArgs) -> Result<()> {
             "error": choice.as_ref().err().map(|e| e.to_string()),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
+        if args.tick_cpus.is_some() {
+            choice?;
+        }
         return Ok(());
     }
     print!("{}", table(&m));
     println!();
-    match choice {
+    match &choice {
         Ok(c) => {
             println!(
                 "Tick CPUs scx_tick would choose ({count}): {:?}",
                 c.tick_cpus
             );
-            for r in c.reasons {
+            for r in &c.reasons {
                 println!("  {r}");
             }
         }
         Err(e) => println!("No tick CPU choice: {e:#}"),
+    }
+    // an explicit count that cannot be chosen is the user's error
+    if args.tick_cpus.is_some() {
+        choice?;
     }
     Ok(())
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # CPU hotplug makes the kernel ask for a restart: scx_tick re-attaches by
-# itself, with tick CPUs chosen again from the CPUs online, and keeps counting.
+# itself, with tick CPUs chosen again from the CPUs online, and keeps counting;
+# with the user's own CPU lists, a tick CPU going offline is left out until it
+# returns, and then the user's lists apply again.
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 online() { echo "$2" >/sys/devices/system/cpu/cpu$1/online; }
@@ -27,5 +29,23 @@ stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 read_totals
 note "ticks counted across 4 restarts: $tot_ticks; $(grep total: "$WORK/load")"
+((tot_ticks > 0)) || fail "no ticks counted"
+
+# the user's lists: tick CPUs 1,2, the group homed on CPU 2 only
+start_scx --tick-cpus 1,2 --tick-cgroup tick,cpus=2
+"$TICKLOAD" -n 2 --work-ms 2 --duration-s 10 --cgroup "$CG" >"$WORK/load" &
+load=$!
+online 2 0; reattached 1
+grep 'tick CPUs:' "$WORK/scx.err" | tail -1 | grep -q '\[1\]' || fail "offline tick CPU 2 still used: $(grep 'tick CPUs:' "$WORK/scx.err" | tail -1)"
+grep 'home CPUs' "$WORK/scx.err" | tail -1 | grep -q '\[1\]' || fail "group not re-homed on CPU 1"
+note "tick CPU 2 offline: $(grep 'after hotplug' "$WORK/scx.err" | tail -2 | tr '\n' ' ')"
+online 2 1; reattached 2
+grep 'tick CPUs:' "$WORK/scx.err" | tail -1 | grep -q '\[1, 2\]' || fail "the user's tick CPUs not restored"
+grep 'home CPUs' "$WORK/scx.err" | tail -1 | grep -q '\[2\]' || fail "the user's group CPUs not restored"
+wait $load || fail "tickload failed"
+stop_scx INT
+[[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
+read_totals
+note "user's lists: ticks counted across 2 restarts: $tot_ticks; $(grep total: "$WORK/load")"
 ((tot_ticks > 0)) || fail "no ticks counted"
 check_dmesg_clean

@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# Start/stop cycles (SIGINT and SIGTERM mixed) each reach enabled and then
-# disabled; afterwards no scx_tick BPF program or map is left behind.
+# Start/stop cycles (SIGINT and SIGTERM mixed, soft and hard pinning
+# alternating) each reach enabled and then disabled and give the runners
+# their affinity back; afterwards no scx_tick BPF program or map is left.
 # SCX_TICK_RELOAD_CYCLES sets the count (default 10; the soak uses 100).
 source "$(dirname "$0")/../lib.sh"
 CYCLES=${SCX_TICK_RELOAD_CYCLES:-10}
 CG=$(make_cgroup tick)
 "$TICKLOAD" -n 2 --work-ms 2 --duration-s 600 --cgroup "$CG" >/dev/null &
 load=$!
+for _ in $(seq 50); do [[ $(ls /proc/$load/task | wc -l) -ge 3 ]] && break; sleep 0.1; done
+tids=$(ls /proc/$load/task | grep -vx $load)
+affinities() { for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort | uniq -c | tr -s ' \n' ' '; }
+aff_before=$(affinities)
 progs_before=$(bpftool prog list | grep -c struct_ops || true)
 maps_before=$(bpftool map list | wc -l)
 for ((i = 1; i <= CYCLES; i++)); do
   sig=INT; ((i % 2)) || sig=TERM
-  start_scx --tick-cgroup tick
+  pin=soft; ((i % 4 < 2)) || pin=hard
+  start_scx --tick-cgroup tick --pin $pin
+  if [[ $pin == hard ]]; then # the pinning scan runs every 200 ms: poll, bounded
+    for ((j = 0; j < 50; j++)); do [[ "$(affinities)" != "$aff_before" ]] && break; sleep 0.1; done
+    [[ "$(affinities)" != "$aff_before" ]] || fail "cycle $i: runners never hard-pinned"
+  fi
   stop_scx $sig
   [[ $SCX_RC -eq 0 ]] || fail "cycle $i: exit status $SCX_RC after SIG$sig"
   wait_state disabled 30 || fail "cycle $i: state $(state) after exit"
+  [[ "$(affinities)" == "$aff_before" ]] || fail "cycle $i ($pin, SIG$sig): affinities $(affinities), were $aff_before"
 done
 kill $load
 # the kernel frees struct_ops maps and programs after RCU grace periods
@@ -26,6 +37,7 @@ for ((i = 0; i < 600; i++)); do
   sleep 0.1
 done
 note "freed after $((i / 10)) s"
+note "$CYCLES cycles ($((CYCLES / 2)) hard-pinned), runner affinities restored each time: $aff_before"
 note "$CYCLES cycles; struct_ops programs before/after: $progs_before/$progs_after; maps: $maps_before/$maps_after"
 ((progs_after == progs_before)) || fail "struct_ops programs leaked: $progs_before -> $progs_after"
 ((maps_after <= maps_before)) || fail "maps leaked: $maps_before -> $maps_after"

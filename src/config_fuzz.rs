@@ -1,0 +1,460 @@
+//! Fuzzing the configuration entry points (TOML file, `--tick-cgroup`
+//! specs, `--tick-cpus`, the whole command line) with a deterministic
+//! generator: thousands of random and mutated inputs per run of
+//! `cargo test`, same inputs every run. Each must end in `Ok` or in an `Err`
+//! whose message is one non-empty line; none may panic or abort. Inputs that
+//! are bad by construction (a wrong type or an out-of-range value for a
+//! known key) must be refused with a message naming the key.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Parser;
+
+use crate::cli::Cli;
+use crate::config::{Config, parse_group_spec, parse_tick_cpus};
+use crate::topology::tests::i9_14900hx;
+use crate::topology::{CpuInfo, Machine};
+
+/// xorshift64*: small, deterministic, good enough to pick inputs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+/// The 4-CPU test guest, without SMT.
+fn small_vm() -> Machine {
+    Machine {
+        model: "vm".into(),
+        cpus: (0..4)
+            .map(|id| CpuInfo {
+                id,
+                core: id,
+                core_id: id,
+                socket: 0,
+                node: 0,
+                llc: 0,
+                caches: [Some(id), Some(id), Some(id), Some(0)],
+                capacity: 1024,
+                max_freq_khz: 0,
+                core_type: "P-core".into(),
+            })
+            .collect(),
+    }
+}
+
+fn resolve_ok(p: &str) -> Result<(PathBuf, u64)> {
+    if p.is_empty() || p.contains('\0') {
+        anyhow::bail!("tick group {p:?}: cgroup does not exist");
+    }
+    Ok((PathBuf::from("/sys/fs/cgroup").join(p), p.len() as u64))
+}
+
+/// An error must be one non-empty line.
+fn check_message(input: &str, e: &anyhow::Error) {
+    let msg = format!("{e:#}");
+    assert!(!msg.trim().is_empty(), "empty error message for {input:?}");
+    assert!(
+        !msg.contains('\n'),
+        "multi-line error message for {input:?}: {msg}"
+    );
+}
+
+/// Run `f` on `input`; a panic fails the test with the input that caused it.
+fn no_panic<T>(input: &str, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(_) => panic!("panicked on input {input:?}"),
+    }
+}
+
+/// A parsed configuration validated on two machines: no panic, Ok or one-line Err.
+fn validate_everywhere(input: &str, c: &Config) -> Vec<Result<()>> {
+    [i9_14900hx(), small_vm()]
+        .iter()
+        .map(|m| {
+            let r = no_panic(input, || c.validate(m, &resolve_ok)).map(|_| ());
+            if let Err(e) = &r {
+                check_message(input, e);
+            }
+            r
+        })
+        .collect()
+}
+
+const KEYS: &[&str] = &[
+    "steal_threshold_ms",
+    "stealThresholdMillis",
+    "run_tasks_buffer_ms",
+    "runTasksBufferMillis",
+    "tick_cpus",
+    "tickRegionAffinity",
+    "work_stealing",
+    "enableWorkStealing",
+    "mid_tick_tasks",
+    "enableMidTickTasks",
+    "pin",
+    "slice_ms",
+    "group",
+    "steal_treshold_ms",
+    "cgroup",
+    "\"quoted key\"",
+    "a.b",
+];
+const GROUP_KEYS: &[&str] = &["cgroup", "period_ms", "deadline_ms", "cpus", "speed"];
+const VALUES: &[&str] = &[
+    "0",
+    "1",
+    "3",
+    "-1",
+    "50",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "99999999999999999999",
+    "0.05",
+    "1e308",
+    "-0.0",
+    "nan",
+    "inf",
+    "-inf",
+    "true",
+    "false",
+    "\"soft\"",
+    "\"hard\"",
+    "\"firm\"",
+    "\"2,4\"",
+    "\"0-99999999999\"",
+    "\"0-18446744073709551615\"",
+    "\"3-1\"",
+    "\"\"",
+    "\"x\"",
+    "\"ünï©ødé\"",
+    "\"\\u0000\"",
+    "\"world\"",
+    "[]",
+    "[1, 2]",
+    "[-1]",
+    "[\"2\", \"4\"]",
+    "[1.5]",
+    "[[1]]",
+    "[true]",
+    "[1, \"2\"]",
+    "{ a = 1 }",
+    "1979-05-27T07:32:00Z",
+    "'''multi\nline'''",
+];
+const NOISE: &[&str] = &[
+    "=", "\"", "'", "[", "]", "[[", "]]", "{", "}", ",", "\n", "#", ".", "-", "é", "\u{0}", "\t",
+    "0x", "e", "_", "\\", "\r\n", "🦀",
+];
+
+fn random_toml(rng: &mut Rng) -> String {
+    let mut doc = String::new();
+    for _ in 0..rng.below(6) {
+        doc += &format!("{} = {}\n", rng.pick(KEYS), rng.pick(VALUES));
+    }
+    for _ in 0..rng.below(3) {
+        doc += if rng.below(5) == 0 {
+            "[group]\n"
+        } else {
+            "[[group]]\n"
+        };
+        for _ in 0..rng.below(5) {
+            doc += &format!("{} = {}\n", rng.pick(GROUP_KEYS), rng.pick(VALUES));
+        }
+    }
+    // byte-level mutations at char boundaries
+    for _ in 0..rng.below(4) {
+        let bounds: Vec<usize> = (0..=doc.len())
+            .filter(|&i| doc.is_char_boundary(i))
+            .collect();
+        let at = bounds[rng.below(bounds.len())];
+        match rng.below(3) {
+            0 => doc.insert_str(at, rng.pick(NOISE)),
+            1 if at < doc.len() => {
+                let end = bounds
+                    .iter()
+                    .copied()
+                    .find(|&b| b > at)
+                    .unwrap_or(doc.len());
+                doc.replace_range(at..end, "");
+            }
+            _ => doc.truncate(at),
+        }
+    }
+    doc
+}
+
+#[test]
+fn random_toml_never_panics() {
+    let mut rng = Rng(0x5eed_0f71_c6c6);
+    let (mut ok, mut refused) = (0, 0);
+    for _ in 0..6000 {
+        let doc = random_toml(&mut rng);
+        match no_panic(&doc, || Config::from_toml(&doc)) {
+            Ok(c) => {
+                ok += 1;
+                validate_everywhere(&doc, &c);
+            }
+            Err(e) => {
+                refused += 1;
+                check_message(&doc, &e);
+            }
+        }
+    }
+    // the generator must reach both sides, or it tests nothing
+    assert!(ok > 100 && refused > 100, "ok {ok}, refused {refused}");
+}
+
+/// (key, values of the wrong type for it)
+const WRONG_TYPES: &[(&str, &[&str])] = &[
+    (
+        "steal_threshold_ms",
+        &["\"fast\"", "true", "[1]", "{ a = 1 }"],
+    ),
+    ("run_tasks_buffer_ms", &["\"0.1\"", "false", "[]"]),
+    ("slice_ms", &["\"5\"", "[5]", "1979-05-27"]),
+    ("work_stealing", &["1", "\"yes\"", "[true]"]),
+    ("mid_tick_tasks", &["0", "\"no\"", "1.0"]),
+    ("pin", &["1", "true", "[\"soft\"]"]),
+    (
+        "tick_cpus",
+        &["true", "1.5", "[1.5]", "[true]", "{ a = 1 }"],
+    ),
+];
+
+#[test]
+fn wrong_types_are_refused_naming_the_key() {
+    for (key, values) in WRONG_TYPES {
+        for v in *values {
+            let doc = format!("{key} = {v}\n");
+            let e = Config::from_toml(&doc).expect_err(&doc);
+            check_message(&doc, &e);
+            assert!(format!("{e:#}").contains(key), "{doc:?}: {e:#}");
+        }
+    }
+    for (key, v) in [
+        ("cgroup", "5"),
+        ("period_ms", "\"50\""),
+        ("deadline_ms", "true"),
+        ("cpus", "1.5"),
+    ] {
+        let doc = format!("[[group]]\ncgroup = \"w\"\n{key} = {v}\n");
+        let e = Config::from_toml(&doc).expect_err(&doc);
+        check_message(&doc, &e);
+        assert!(format!("{e:#}").contains(key), "{doc:?}: {e:#}");
+    }
+}
+
+#[test]
+fn out_of_range_values_are_refused_naming_the_key() {
+    let cases = [
+        ("steal_threshold_ms = -1", "steal_threshold_ms"),
+        ("steal_threshold_ms = nan", "steal_threshold_ms"),
+        ("steal_threshold_ms = inf", "steal_threshold_ms"),
+        ("run_tasks_buffer_ms = 101", "run_tasks_buffer_ms"),
+        ("run_tasks_buffer_ms = -0.5", "run_tasks_buffer_ms"),
+        ("slice_ms = 0", "slice_ms"),
+        ("slice_ms = 1e308", "slice_ms"),
+        ("tick_cpus = 0", "tick_cpus"),
+        ("tick_cpus = -3", "tick_cpus"),
+        ("tick_cpus = 9223372036854775807", "tick_cpus"),
+        ("tick_cpus = \"0-99999999999\"", "tick_cpus"),
+        ("tick_cpus = \"0-18446744073709551615\"", "tick_cpus"),
+        ("tick_cpus = [99]", "tick_cpus"),
+        ("tick_cpus = [-1]", "tick_cpus"),
+        ("tick_cpus = [1, 1]", "tick_cpus"),
+        ("tick_cpus = []", "tick_cpus"),
+        ("pin = \"firm\"", "pin"),
+        ("[[group]]\ncgroup = \"w\"\nperiod_ms = 0", "period_ms"),
+        ("[[group]]\ncgroup = \"w\"\nperiod_ms = 1e9", "period_ms"),
+        ("[[group]]\ncgroup = \"w\"\ndeadline_ms = 0", "deadline_ms"),
+        ("[[group]]\ncgroup = \"w\"\ndeadline_ms = 51", "deadline_ms"),
+        ("[[group]]\ncgroup = \"w\"\ncpus = [0]", "cpus"),
+        ("[[group]]\ncgroup = \"w\"\ncpus = 2", "cpus"),
+        ("[[group]]\ncgroup = \"\"", "group"),
+    ];
+    for (doc, key) in cases {
+        let r = Config::from_toml(doc).and_then(|c| {
+            c.validate(&small_vm(), &resolve_ok)?;
+            Ok(())
+        });
+        let e = r.expect_err(doc);
+        check_message(doc, &e);
+        assert!(format!("{e:#}").contains(key), "{doc:?}: {e:#}");
+    }
+}
+
+const SPEC_PARTS: &[&str] = &[
+    "tick",
+    "/sys/fs/cgroup/tick",
+    "",
+    "a/b/c",
+    "period=50",
+    "period=0",
+    "period=-1",
+    "period=nan",
+    "period=1e400",
+    "period=5ms",
+    "period=",
+    "deadline=45",
+    "deadline=x",
+    "cpus=1",
+    "cpus=1-2",
+    "cpus=2-1",
+    "cpus=0-99999999999",
+    "cpus=",
+    "cpus=x",
+    "speed=3",
+    "=",
+    "==",
+    "é",
+    "2",
+    "-",
+];
+
+#[test]
+fn random_group_specs_never_panic() {
+    let mut rng = Rng(0x7ec0_c90f_5a5a);
+    for _ in 0..4000 {
+        let spec = (0..1 + rng.below(5))
+            .map(|_| rng.pick(SPEC_PARTS))
+            .collect::<Vec<_>>()
+            .join(",");
+        match no_panic(&spec, || parse_group_spec(&spec)) {
+            Ok(g) => {
+                let c = Config {
+                    groups: vec![g],
+                    ..Default::default()
+                };
+                validate_everywhere(&spec, &c);
+            }
+            Err(e) => check_message(&spec, &e),
+        }
+    }
+}
+
+const CPU_PARTS: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "3",
+    "99",
+    "1023",
+    "1024",
+    "-",
+    ",",
+    " ",
+    "x",
+    "18446744073709551616",
+    "99999999999",
+    "3-1",
+    "1-3",
+    "",
+    "é",
+    "+1",
+];
+
+#[test]
+fn random_tick_cpus_never_panic() {
+    let mut rng = Rng(0xc0ffee);
+    for _ in 0..4000 {
+        let s: String = (0..rng.below(6)).map(|_| rng.pick(CPU_PARTS)).collect();
+        match no_panic(&s, || parse_tick_cpus(&s)) {
+            Ok(t) => {
+                let c = Config {
+                    tick_cpus: t,
+                    ..Default::default()
+                };
+                validate_everywhere(&s, &c);
+            }
+            Err(e) => check_message(&s, &e),
+        }
+    }
+}
+
+const FLAGS: &[&str] = &[
+    "--tick-cgroup",
+    "--tick-cpus",
+    "--steal-threshold-ms",
+    "--run-tasks-buffer-ms",
+    "--no-work-stealing",
+    "--no-mid-tick",
+    "--pin",
+    "--slice-ms",
+    "--stats",
+    "--stats-json",
+    "--metrics-addr",
+    "--exit-dump-len",
+    "-v",
+    "--bogus",
+];
+const FLAG_VALUES: &[&str] = &[
+    "1",
+    "0",
+    "-1",
+    "3",
+    "50",
+    "nan",
+    "inf",
+    "1e400",
+    "x",
+    "soft",
+    "hard",
+    "1,2",
+    "0-99999999999",
+    "tick,period=20,cpus=1",
+    "tick,deadline=60",
+    "127.0.0.1:9470",
+    "0.0.0.0:1",
+    "",
+    "=",
+    "-",
+];
+
+/// Random command lines, parsed like `scx_tick` does up to the point of
+/// loading: clap, then the configuration, then validation.
+#[test]
+fn random_command_lines_never_panic() {
+    let mut rng = Rng(0x0a11_f1a9_5a5a);
+    let (mut parsed, mut refused) = (0, 0);
+    for _ in 0..4000 {
+        let mut argv = vec!["scx_tick".to_string()];
+        for _ in 0..rng.below(5) {
+            argv.push(rng.pick(FLAGS).to_string());
+            if rng.below(4) != 0 {
+                argv.push(rng.pick(FLAG_VALUES).to_string());
+            }
+        }
+        let input = argv.join(" ");
+        // clap's own errors are multi-line usage texts by design: only no panic here
+        let Ok(cli) = no_panic(&input, || Cli::try_parse_from(&argv)) else {
+            refused += 1;
+            continue;
+        };
+        parsed += 1;
+        match no_panic(&input, || Config::from_args(&cli.run)) {
+            Ok(c) => {
+                validate_everywhere(&input, &c);
+            }
+            Err(e) => check_message(&input, &e),
+        }
+    }
+    assert!(
+        parsed > 100 && refused > 100,
+        "parsed {parsed}, refused {refused}"
+    );
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Soak (not in the default test command; run by scripts/soak.sh): cycles of
+# mixed load in one guest for SCX_TICK_SOAK_S seconds (default 600) — two
+# tick groups, CPU hogs, a SCHED_FIFO hog on a tick CPU, hackbench storms,
+# thread churn, a pids-bounded fork bomb, hotplug of a tick and a non-tick
+# CPU, reload bursts and a SIGKILL — reporting ticks, misses and anomalies.
+# Any anomaly (ejection, sched_ext error, non-zero exit, leak) fails it.
+source "$(dirname "$0")/../lib.sh"
+SOAK_S=${SCX_TICK_SOAK_S:-600}
+LOAD_S=${SCX_TICK_SOAK_LOAD_S:-30}
+CHURN="$ROOT/target/release/threadchurn"
+WORLD=$(make_cgroup world)
+PHYSICS=$(make_cgroup physics)
+echo +pids >/sys/fs/cgroup/cgroup.subtree_control
+BOMB=$(make_cgroup bomb)
+echo 64 >"$BOMB/pids.max"
+ulimit -n 16384
+SCX_ARGS=(--tick-cpus 1,2 --tick-cgroup world,period=50 --tick-cgroup physics,period=16,cpus=2)
+
+cycles=0 attaches=0 restarts=0 reloads=0 sigkills=0 hotplugs=0 fifo_s=0
+scx_ticks=0 scx_misses=0 scx_steals=0 load_ticks=0 load_misses=0 churned=0 storms=0 refused=0
+
+log() { echo "# [$(date +%T) +${SECONDS}s] $*"; }
+# scx_tick's totals of the instance that just stopped, added up
+add_totals() {
+  read_totals
+  scx_ticks=$((scx_ticks + tot_ticks)) scx_misses=$((scx_misses + tot_misses))
+  scx_steals=$((scx_steals + tot_dispatch_stolen))
+}
+reattached() { # wait until scx_tick logged its Nth re-attach and is enabled again
+  local n=$1 i
+  for ((i = 0; i < 1200; i++)); do
+    if (($(grep -c "re-attaching" "$WORK/scx.err") >= n)) && [[ "$(state)" == enabled ]]; then return 0; fi
+    kill -0 "$SCX_PID" 2>/dev/null || fail "scx_tick exited after hotplug"
+    sleep 0.1
+  done
+  fail "no re-attach #$n after hotplug (state $(state))"
+}
+hotplug() { # cpu: offline, re-attach, online, re-attach
+  echo 0 >/sys/devices/system/cpu/cpu$1/online
+  restarts=$((restarts + 1)); reattached $restarts
+  echo 1 >/sys/devices/system/cpu/cpu$1/online
+  restarts=$((restarts + 1)); reattached $restarts
+  hotplugs=$((hotplugs + 2))
+}
+# a cgroup whose last task is still exiting is busy for a moment: retry, bounded
+remove_cgroup() {
+  local i
+  for ((i = 0; i < 100; i++)); do rmdir "$1" 2>/dev/null && return 0; sleep 0.1; done
+  fail "cannot remove $1"
+}
+home_entries() {
+  local dump
+  dump=$(bpftool -j map dump name home_cpus) || fail "bpftool cannot dump home_cpus"
+  echo $(($(grep -o '"key":' <<<"$dump" | wc -l) - $(grep -o '"formatted":' <<<"$dump" | wc -l)))
+}
+
+progs_before=$(bpftool prog list | grep -c struct_ops || true)
+maps_before=$(bpftool map list | grep -c '^[0-9]*:' || true)
+log "soak for ${SOAK_S}s, ${LOAD_S}s of load per cycle"
+while ((SECONDS < SOAK_S)); do
+  cycles=$((cycles + 1))
+  start_scx "${SCX_ARGS[@]}"
+  attaches=$((attaches + 1)) restarts=0
+
+  # the load
+  "$TICKLOAD" -n 3 --period-ms 50 --work-ms 8 --duration-s "$LOAD_S" --cgroup "$WORLD" --json >"$WORK/world.json" &
+  world=$!
+  "$TICKLOAD" -n 1 --period-ms 16 --work-ms 2 --duration-s "$LOAD_S" --cgroup "$PHYSICS" --json >"$WORK/physics.json" &
+  physics=$!
+  stress-ng --cpu 4 --timeout "${LOAD_S}s" >/dev/null 2>&1 &
+  hogs=$!
+  chrt -f 50 taskset -c 1 stress-ng --cpu 1 --timeout "$((LOAD_S / 2))s" >/dev/null 2>&1 &
+  fifo=$!
+  mkdir -p "$WORLD/churn"
+  "$CHURN" --duration-s "$((LOAD_S * 2 / 3))" --cgroup "$WORLD/churn" >"$WORK/churn.json" &
+  churn=$!
+  (
+    echo $BASHPID >"$BOMB/cgroup.procs"
+    exec timeout "$((LOAD_S * 2 / 3))" bash -c 'bomb() { bomb | bomb & }; bomb; wait' 2>/dev/null
+  ) &
+  end=$((SECONDS + LOAD_S))
+  max_entries=0
+  while ((SECONDS < end)); do
+    hackbench --threads --groups 20 --loops 5 >/dev/null 2>&1 || fail "hackbench failed"
+    storms=$((storms + 1))
+    [[ "$(state)" == enabled ]] || fail "cycle $cycles: scheduler ejected under load (state $(state))"
+    n=$(home_entries)
+    ((n > max_entries)) && max_entries=$n
+  done
+  wait $world $physics || fail "tickload failed"
+  wait $hogs $fifo || fail "stress-ng failed"
+  wait $churn || fail "threadchurn failed"
+  fifo_s=$((fifo_s + LOAD_S / 2))
+  churned=$((churned + $(json_field "$WORK/churn.json" threads)))
+  refused=$(awk '$1 == "max" {print $2}' "$BOMB/pids.events")
+  echo 1 >"$BOMB/cgroup.kill"
+  for ((i = 0; i < 100; i++)); do (($(cat "$BOMB/pids.current") == 0)) && break; sleep 0.1; done
+  (($(cat "$BOMB/pids.current") == 0)) || fail "fork bomb survived cgroup.kill"
+  for f in world physics; do
+    load_ticks=$((load_ticks + $(json_field "$WORK/$f.json" ticks)))
+    load_misses=$((load_misses + $(json_field "$WORK/$f.json" misses)))
+  done
+  ((max_entries <= 200)) || fail "cycle $cycles: home_cpus grew to $max_entries entries"
+  remove_cgroup "$WORLD/churn"
+
+  # hotplug of a non-tick and a tick CPU, while runners run
+  "$TICKLOAD" -n 2 --work-ms 2 --duration-s 600 --cgroup "$WORLD" >/dev/null &
+  runners=$!
+  hotplug 3
+  hotplug 2
+  kill $runners; wait $runners 2>/dev/null || true
+
+  sig=INT; ((cycles % 2)) || sig=TERM
+  stop_scx $sig
+  [[ $SCX_RC -eq 0 ]] || fail "cycle $cycles: exit status $SCX_RC after SIG$sig"
+  wait_state disabled 30 || fail "cycle $cycles: state $(state) after exit"
+  add_totals
+
+  # a reload burst
+  for ((r = 0; r < 3; r++)); do
+    start_scx "${SCX_ARGS[@]}"
+    stop_scx $sig
+    [[ $SCX_RC -eq 0 ]] || fail "cycle $cycles: reload exit status $SCX_RC"
+    wait_state disabled 30 || fail "cycle $cycles: state $(state) after a reload"
+    add_totals
+    reloads=$((reloads + 1))
+  done
+  # every other cycle, the scheduler process is killed
+  if ((cycles % 2 == 0)); then
+    start_scx "${SCX_ARGS[@]}"
+    kill -KILL "$SCX_PID"; wait "$SCX_PID" 2>/dev/null || true; SCX_PID=""
+    wait_state disabled 30 || fail "cycle $cycles: state $(state) after SIGKILL"
+    sigkills=$((sigkills + 1))
+  fi
+  check_dmesg_clean
+  log "cycle $cycles done: scx_tick ticks $scx_ticks misses $scx_misses; runners' own ticks $load_ticks misses $load_misses; home_cpus max $max_entries"
+done
+
+# nothing left behind
+for ((i = 0; i < 600; i++)); do
+  progs_after=$(bpftool prog list | grep -c struct_ops || true)
+  maps_after=$(bpftool map list | grep -c '^[0-9]*:' || true)
+  ((progs_after == progs_before && maps_after <= maps_before)) && break
+  sleep 0.1
+done
+((progs_after == progs_before)) || fail "struct_ops programs leaked: $progs_before -> $progs_after"
+((maps_after <= maps_before)) || fail "maps leaked: $maps_before -> $maps_after"
+check_dmesg_clean
+miss_pct=$(python3 -c "print(f'{100*$scx_misses/max($scx_ticks,1):.2f}')")
+echo "soak: ${SECONDS}s, $cycles cycles, $attaches long attaches, $reloads reloads, $sigkills SIGKILLs, $hotplugs hotplug events, ${fifo_s}s of SCHED_FIFO hog, $storms hackbench storms, $churned threads churned, $refused forks refused by pids.max in all"
+echo "soak: scx_tick counted $scx_ticks ticks, $scx_misses misses ($miss_pct%), $scx_steals steals; the runners' own log: $load_ticks ticks, $load_misses misses under load"
+echo "soak: anomalies 0 (no ejection, no sched_ext error in dmesg, every exit 0, no leaked program or map)"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# On a sched_ext kernel, every bad input of tests/bad_inputs.sh is refused
+# before anything is loaded and leaves the system as it was: sched_ext stays
+# disabled, no BPF program or map appears, no cgroup or file is created, and
+# a running process keeps its affinity and cgroup.
+source "$(dirname "$0")/../lib.sh"
+source "$ROOT/tests/bad_inputs.sh"
+make_cgroup tick >/dev/null
+sleep 600 &
+bystander=$!
+snapshot() {
+  echo "state $(state)"
+  echo "struct_ops programs $(bpftool prog list | grep -c struct_ops || true)"
+  echo "maps $(bpftool map list | grep -c '^[0-9]*:' || true)"
+  find /sys/fs/cgroup -type d | sort
+  { find "$WORK" /run/scx_tick 2>/dev/null || true; } | grep -vE "^$WORK/(out|err)$" | sort
+  taskset -p $bystander
+  cat /proc/$bystander/cgroup
+}
+snapshot >"$WORK/../before.$$"
+after_case() { [[ "$(state)" == disabled ]] || fail "'$1' changed the sched_ext state to $(state)"; }
+run_bad_inputs
+snapshot >"$WORK/../after.$$"
+diff "$WORK/../before.$$" "$WORK/../after.$$" >&2 || fail "the system changed (diff above)"
+rm -f "$WORK/../before.$$" "$WORK/../after.$$"
+kill $bystander
+note "$BAD_INPUTS_RUN bad inputs refused; state, BPF programs and maps, cgroups, files, affinity unchanged"
+# the same scx_tick with good input does load
+start_scx --tick-cgroup tick
+stop_scx INT
+[[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
+check_dmesg_clean
