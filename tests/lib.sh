@@ -51,6 +51,18 @@ stop_scx() {
   SCX_PID=""
 }
 
+# After CPU hotplug: wait (bounded, default 60 s) until scx_tick logged its
+# Nth re-attach and the scheduler is enabled again.
+reattached() {
+  local n=$1 secs=${2:-60} i
+  for ((i = 0; i < secs * 10; i++)); do
+    if (($(grep -c "re-attaching" "$WORK/scx.err") >= n)) && [[ "$(state)" == enabled ]]; then return 0; fi
+    kill -0 "$SCX_PID" 2>/dev/null || fail "scx_tick exited after hotplug"
+    sleep 0.1
+  done
+  fail "no re-attach #$n after hotplug (state $(state))"
+}
+
 # scx_tick's exit totals as shell variables: tot_ticks, tot_misses, ...
 read_totals() {
   local line

@@ -27,20 +27,11 @@ add_totals() {
   scx_ticks=$((scx_ticks + tot_ticks)) scx_misses=$((scx_misses + tot_misses))
   scx_steals=$((scx_steals + tot_dispatch_stolen))
 }
-reattached() { # wait until scx_tick logged its Nth re-attach and is enabled again
-  local n=$1 i
-  for ((i = 0; i < 1200; i++)); do
-    if (($(grep -c "re-attaching" "$WORK/scx.err") >= n)) && [[ "$(state)" == enabled ]]; then return 0; fi
-    kill -0 "$SCX_PID" 2>/dev/null || fail "scx_tick exited after hotplug"
-    sleep 0.1
-  done
-  fail "no re-attach #$n after hotplug (state $(state))"
-}
 hotplug() { # cpu: offline, re-attach, online, re-attach
   echo 0 >/sys/devices/system/cpu/cpu$1/online
-  restarts=$((restarts + 1)); reattached $restarts
+  restarts=$((restarts + 1)); reattached $restarts 120
   echo 1 >/sys/devices/system/cpu/cpu$1/online
-  restarts=$((restarts + 1)); reattached $restarts
+  restarts=$((restarts + 1)); reattached $restarts 120
   hotplugs=$((hotplugs + 2))
 }
 # a cgroup whose last task is still exiting is busy for a moment: retry, bounded

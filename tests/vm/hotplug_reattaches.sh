@@ -6,15 +6,6 @@
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 online() { echo "$2" >/sys/devices/system/cpu/cpu$1/online; }
-reattached() { # wait until scx_tick logged its Nth re-attach and is enabled again
-  local n=$1 i
-  for ((i = 0; i < 600; i++)); do
-    if (($(grep -c "re-attaching" "$WORK/scx.err") >= n)) && [[ "$(state)" == enabled ]]; then return 0; fi
-    kill -0 "$SCX_PID" 2>/dev/null || fail "scx_tick exited after hotplug"
-    sleep 0.1
-  done
-  fail "no re-attach #$n (state $(state))"
-}
 start_scx --tick-cgroup tick # auto choice on 4 CPUs: tick CPUs 1,2
 "$TICKLOAD" -n 2 --work-ms 2 --duration-s 20 --cgroup "$CG" >"$WORK/load" &
 load=$!
