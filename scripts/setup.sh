@@ -17,7 +17,7 @@ SUDO=""
 [[ $EUID -ne 0 ]] && SUDO="sudo"
 
 # Packages from bookworm itself (the host's own suite: never upgrades libc).
-HOST_PKGS=(clang-19 llvm-19 libclang1-19 libelf-dev zlib1g-dev pkg-config
+HOST_PKGS=(clang-19 llvm-19 libclang1-19 libelf-dev zlib1g-dev pkg-config libseccomp-dev
   busybox-static cpio xz-utils stress-ng rt-tests procps kmod python3)
 # Newer tools from bookworm-backports (built against bookworm's libc).
 BPO_PKGS=(qemu-system-x86 bpftool)

@@ -143,6 +143,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub monitor: Option<f64>,
 
+    /// Decide the same tick-group EDF in userspace (Rust, on
+    /// scx_rustland_core) instead of in BPF: for experiments and overhead
+    /// comparisons. Runs scx_tick_user, installed next to scx_tick.
+    #[arg(long)]
+    pub userspace: bool,
+
     /// Exit debug dump buffer length (0: the kernel default).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub exit_dump_len: u32,

@@ -18,4 +18,5 @@ pub mod rtpolicy;
 pub mod stats;
 pub mod tagging;
 pub mod topology;
+pub mod userspace;
 pub mod workload;

@@ -30,7 +30,7 @@ use crate::topology::Machine;
 const SCHED_EXT_SYSFS: &str = "/sys/kernel/sched_ext";
 
 /// Refuse early, in plain words, what would otherwise fail deep in libbpf.
-fn preflight() -> Result<()> {
+pub fn preflight() -> Result<()> {
     if !Path::new(SCHED_EXT_SYSFS).exists() {
         bail!(
             "this kernel ({}) has no sched_ext support ({SCHED_EXT_SYSFS} is missing); \
@@ -57,7 +57,7 @@ fn preflight() -> Result<()> {
     Ok(())
 }
 
-fn plan(args: &RunArgs) -> Result<Plan> {
+pub fn plan(args: &RunArgs) -> Result<Plan> {
     let config = Config::from_args(args)?;
     let machine = Machine::read()?;
     config.validate(&machine, &|p| cgroup::resolve(&args.cgroup_root, p))
@@ -65,7 +65,7 @@ fn plan(args: &RunArgs) -> Result<Plan> {
 
 /// The plan after CPU hotplug: the user's CPU lists without the CPUs that
 /// are offline now (the user's lists come back with the CPUs).
-fn replan(args: &RunArgs) -> Result<Plan> {
+pub fn replan(args: &RunArgs) -> Result<Plan> {
     let mut config = Config::from_args(args)?;
     let machine = Machine::read()?;
     for note in config.keep_online(&machine) {
@@ -89,7 +89,7 @@ pub fn check_config(args: &CheckConfigArgs) -> Result<()> {
 }
 
 /// The output flags, checked before anything is loaded (like the config).
-fn check_outputs(args: &RunArgs) -> Result<()> {
+pub fn check_outputs(args: &RunArgs) -> Result<()> {
     if !(args.stats.is_finite() && args.stats >= 0.0) {
         bail!(
             "--stats {}: allowed: a number of seconds, 0 (off) or more",

@@ -3,13 +3,14 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use scx_tick::{cli, loader, tagging, topology};
+use scx_tick::{cli, loader, tagging, topology, userspace};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     cli::init_logging(cli.run.verbose);
     let result = match &cli.command {
         None if cli.run.monitor.is_some() => loader::monitor(&cli.run),
+        None if cli.run.userspace => userspace::exec(&cli.run),
         None => loader::run(&cli.run),
         Some(cli::Command::Topology(args)) => topology::print(args),
         Some(cli::Command::CheckConfig(args)) => loader::check_config(args),

@@ -30,9 +30,13 @@ wait_state() {
   return 1
 }
 
+# SCX_TICK_MODE=userspace runs a scenario against `scx_tick --userspace`.
+MODE_ARGS=()
+[[ "${SCX_TICK_MODE:-}" == userspace ]] && MODE_ARGS=(--userspace)
+
 # Start scx_tick in the background with the given flags; wait until enabled.
 start_scx() {
-  "$SCX" "$@" >"$WORK/scx.out" 2>"$WORK/scx.err" &
+  "$SCX" "${MODE_ARGS[@]}" "$@" >"$WORK/scx.out" 2>"$WORK/scx.err" &
   SCX_PID=$!
   local i
   for ((i = 0; i < 1200; i++)); do

@@ -1,0 +1,60 @@
+//! `scx_tick --userspace`: the same tick-group EDF decided in userspace on
+//! scx_rustland_core, by the `scx_tick_user` binary installed next to
+//! scx_tick. It is a binary of its own because scx_rustland_core brings a
+//! global allocator and a Ctrl-C handler that scx_tick must not have.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::RunArgs;
+use crate::config::{Config, Pin};
+
+pub const BINARY: &str = "scx_tick_user";
+
+/// What the userspace mode cannot do, refused before anything is loaded.
+pub fn check_args(args: &RunArgs) -> Result<()> {
+    let unsupported = [
+        (args.stats_json.is_some(), "--stats-json"),
+        (args.metrics_addr.is_some(), "--metrics-addr"),
+        (args.monitor.is_some(), "--monitor"),
+    ];
+    if let Some((_, flag)) = unsupported.iter().find(|(given, _)| *given) {
+        bail!(
+            "{flag}: not available with --userspace; allowed there: --stats N (a line per interval) and the scheduling flags"
+        );
+    }
+    if Config::from_args(args)?.pin == Pin::Hard {
+        bail!(
+            "pin = hard (--pin): not available with --userspace, which sends each runner to the CPU its poll picks; allowed: soft"
+        );
+    }
+    Ok(())
+}
+
+/// The scx_tick_user binary beside the running scx_tick.
+fn binary() -> Result<PathBuf> {
+    let me = std::env::current_exe().context("finding scx_tick's own path")?;
+    let path = me.with_file_name(BINARY);
+    if !path.exists() {
+        bail!(
+            "--userspace needs {} next to scx_tick; build it with `cargo build --release --workspace`",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// Check everything scx_tick would check, then become scx_tick_user with
+/// the same arguments.
+pub fn exec(args: &RunArgs) -> Result<()> {
+    check_args(args)?;
+    crate::loader::plan(args)?;
+    crate::loader::check_outputs(args)?;
+    let path = binary()?;
+    let err = std::process::Command::new(&path)
+        .args(std::env::args_os().skip(1))
+        .exec();
+    Err(err).with_context(|| format!("running {}", path.display()))
+}

@@ -1,0 +1,511 @@
+//! The tick-group EDF decided in userspace. Pure: no BPF, no clock, no
+//! /proc; the scheduler loop (`sched.rs`) feeds it events and carries out
+//! what it returns, host tests drive it directly.
+//!
+//! Runners wait here in one EDF queue per tick CPU (their home) and one
+//! global queue (no home CPU allowed), as in the BPF policy. A tick CPU is
+//! free when the runner last sent to it has left it; every free tick CPU is
+//! then polled with `scx_tick::dispatch::poll`, the same local/global/steal
+//! order the BPF code mirrors, and the runner it picks is sent to that CPU.
+//! So a runner waits for a busy home CPU in userspace, where an idle tick
+//! CPU can still steal it once it is late by more than the threshold.
+
+use std::collections::{BTreeMap, HashMap};
+
+use scx_tick::dispatch::{self, Head, Pick};
+
+pub type Pid = i32;
+
+/// A runnable tick runner as rustland hands it over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Runner {
+    pub pid: Pid,
+    /// rustland's enqueue counter: a dispatch carrying an older one is dropped.
+    pub enq_cnt: u64,
+    pub flags: u64,
+    pub deadline: u64,
+    pub wake_at: u64,
+}
+
+/// How a runner was picked; the names of the BPF counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    Local,
+    Global,
+    Stolen,
+}
+
+/// Send `runner` to tick CPU `cpu_idx` (an index into the tick CPUs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Send {
+    pub runner: Runner,
+    pub cpu_idx: usize,
+    pub how: How,
+}
+
+/// EDF key: deadline, then arrival order.
+type Key = (u64, u64);
+
+pub struct EdfQueues {
+    policy: dispatch::Policy,
+    local: Vec<BTreeMap<Key, Runner>>,
+    global: BTreeMap<Key, Runner>,
+    /// The runner last sent to each tick CPU, until it is seen to leave it.
+    inflight: Vec<Option<Pid>>,
+    steal_rr: Vec<u32>,
+    /// Where each waiting runner is (home index, None = global) and its key.
+    index: HashMap<Pid, (Option<usize>, Key)>,
+    seq: u64,
+    pub steals_refused: u64,
+}
+
+fn head(q: &BTreeMap<Key, Runner>) -> Option<Head> {
+    q.first_key_value().map(|(_, r)| Head {
+        deadline: r.deadline,
+        wake_at: r.wake_at,
+    })
+}
+
+impl EdfQueues {
+    pub fn new(nr_tick_cpus: usize, policy: dispatch::Policy) -> EdfQueues {
+        EdfQueues {
+            policy,
+            local: vec![BTreeMap::new(); nr_tick_cpus],
+            global: BTreeMap::new(),
+            inflight: vec![None; nr_tick_cpus],
+            steal_rr: vec![0; nr_tick_cpus],
+            index: HashMap::new(),
+            seq: 0,
+            steals_refused: 0,
+        }
+    }
+
+    /// Runners waiting here (what rustland is told is still pending).
+    pub fn held(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Is anything sent to tick CPU `i` still believed to be on it?
+    pub fn busy(&self, i: usize) -> bool {
+        self.inflight[i].is_some()
+    }
+
+    /// Tick CPU `i` runs no runner of ours and none waits for it.
+    pub fn free(&self, i: usize) -> bool {
+        !self.busy(i) && self.local[i].is_empty()
+    }
+
+    /// Forget runners sent earlier that have left their CPU since.
+    pub fn refresh(&mut self, on_cpu: &mut dyn FnMut(Pid) -> bool) {
+        for slot in &mut self.inflight {
+            if slot.is_some_and(|pid| !on_cpu(pid)) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// A runner became runnable (woke, or was preempted). Being enqueued
+    /// means it is off its CPU; a newer enqueue replaces an older one.
+    pub fn push(&mut self, home: Option<usize>, r: Runner) {
+        self.left_cpu(r.pid);
+        self.forget(r.pid);
+        self.seq += 1;
+        let key = (r.deadline, self.seq);
+        match home {
+            Some(i) => self.local[i].insert(key, r),
+            None => self.global.insert(key, r),
+        };
+        self.index.insert(r.pid, (home, key));
+    }
+
+    /// Drop a waiting runner (it exited or was enqueued again).
+    pub fn forget(&mut self, pid: Pid) {
+        if let Some((home, key)) = self.index.remove(&pid) {
+            match home {
+                Some(i) => self.local[i].remove(&key),
+                None => self.global.remove(&key),
+            };
+        }
+    }
+
+    /// `pid` is no longer on the tick CPU it was sent to.
+    pub fn left_cpu(&mut self, pid: Pid) {
+        for slot in &mut self.inflight {
+            if *slot == Some(pid) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Poll every free tick CPU once, in order. `on_cpu(pid)` tells whether
+    /// a runner sent earlier is still runnable (then its CPU stays busy).
+    pub fn poll(&mut self, now: u64, on_cpu: &mut dyn FnMut(Pid) -> bool) -> Vec<Send> {
+        let mut sends = Vec::new();
+        let nr = self.local.len();
+        for me in 0..nr {
+            if self.index.is_empty() {
+                break;
+            }
+            if let Some(pid) = self.inflight[me] {
+                if on_cpu(pid) {
+                    continue;
+                }
+                self.inflight[me] = None;
+            }
+            // Count steal candidates looked at: each one is stolen or refused.
+            let looked = std::cell::Cell::new(0u64);
+            let local = &self.local;
+            let peek = |j: usize| {
+                let h = head(&local[j]);
+                if j != me && h.is_some() {
+                    looked.set(looked.get() + 1);
+                }
+                h
+            };
+            let pick = dispatch::poll(
+                self.policy,
+                now,
+                me,
+                nr,
+                &mut self.steal_rr[me],
+                head(&self.global),
+                &peek,
+            );
+            let stolen = matches!(pick, Pick::Steal(_)) as u64;
+            self.steals_refused += looked.get() - stolen;
+            let (queue, how) = match pick {
+                Pick::Local => (me, How::Local),
+                Pick::Steal(v) => (v, How::Stolen),
+                Pick::Global => (usize::MAX, How::Global),
+                Pick::Nothing => continue,
+            };
+            let q = if queue == usize::MAX {
+                &mut self.global
+            } else {
+                &mut self.local[queue]
+            };
+            let (_, runner) = q.pop_first().expect("poll picked an empty queue");
+            self.index.remove(&runner.pid);
+            self.inflight[me] = Some(runner.pid);
+            sends.push(Send {
+                runner,
+                cpu_idx: me,
+                how,
+            });
+        }
+        sends
+    }
+}
+
+/// What scx_tick learns about one runner from its enqueues.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunnerInfo {
+    pub group: usize,
+    pub home: usize,
+    pub deadline: u64,
+    pub wake_at: u64,
+    /// Wake-to-wake interval, smoothed: predicts the next wake.
+    pub interval: u64,
+}
+
+impl RunnerInfo {
+    pub fn next_wake(&self) -> Option<u64> {
+        (self.interval > 0).then(|| self.wake_at + self.interval)
+    }
+}
+
+/// Tick runners by thread id: home CPU, current deadline, wake prediction.
+#[derive(Default)]
+pub struct Runners {
+    pub by_pid: HashMap<Pid, RunnerInfo>,
+}
+
+impl Runners {
+    /// An enqueue of runner `pid` of `group`. A `fresh` wake starts a tick:
+    /// deadline = now + the group's relative deadline. Otherwise (it was
+    /// preempted mid-tick) the tick keeps its deadline. New runners get
+    /// the least-loaded of `home_cpus` (indices into the tick CPUs).
+    /// Returns the runner and whether a tick started.
+    pub fn enqueue(
+        &mut self,
+        pid: Pid,
+        group: usize,
+        home_cpus: &[usize],
+        rel_deadline: u64,
+        fresh: bool,
+        now: u64,
+    ) -> (RunnerInfo, bool) {
+        let known = self.by_pid.get(&pid).filter(|r| r.group == group).copied();
+        let home = match known {
+            Some(r) if home_cpus.contains(&r.home) => r.home,
+            _ => self.least_loaded(home_cpus),
+        };
+        let mut info = known.unwrap_or(RunnerInfo {
+            group,
+            home,
+            deadline: now + rel_deadline,
+            wake_at: now,
+            interval: 0,
+        });
+        info.home = home;
+        let tick = fresh || known.is_none();
+        if tick {
+            if known.is_some() {
+                let gap = now.saturating_sub(info.wake_at);
+                // ewma 1/4: follows a changed tick rate within a few ticks
+                info.interval = if info.interval == 0 {
+                    gap
+                } else {
+                    (3 * info.interval + gap) / 4
+                };
+            }
+            info.wake_at = now;
+            info.deadline = now + rel_deadline;
+        }
+        self.by_pid.insert(pid, info);
+        (info, tick)
+    }
+
+    fn least_loaded(&self, home_cpus: &[usize]) -> usize {
+        let load = |c: usize| self.by_pid.values().filter(|r| r.home == c).count();
+        *home_cpus
+            .iter()
+            .min_by_key(|&&c| load(c))
+            .expect("a tick group has at least one home CPU")
+    }
+
+    /// The earliest predicted wake among runners homed on each tick CPU.
+    pub fn next_wakes(&self, nr_tick_cpus: usize) -> Vec<Option<u64>> {
+        let mut out = vec![None; nr_tick_cpus];
+        for r in self.by_pid.values() {
+            if let Some(w) = r.next_wake() {
+                let slot: &mut Option<u64> = &mut out[r.home];
+                *slot = Some(slot.map_or(w, |s: u64| s.min(w)));
+            }
+        }
+        out
+    }
+}
+
+/// Where other (non-tick) work goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherDest {
+    /// The shared queue, which idle tick CPUs take from too: lent, with
+    /// the slice clipped so it ends before the next predicted runner wake.
+    Lend { slice_ns: u64 },
+    /// This non-tick CPU, full slice.
+    Cpu(usize),
+}
+
+/// Shortest lend worth a context switch.
+pub const MIN_LEND_NS: u64 = 500_000;
+
+/// Lend only while some tick CPU is free (nothing sent, nothing waiting
+/// for it) and its next predicted runner wake, minus the run-tasks buffer,
+/// is at least `MIN_LEND_NS` away; the slice ends before the earliest such
+/// wake. Otherwise the next non-tick CPU, round-robin from `rr`.
+#[allow(clippy::too_many_arguments)]
+pub fn place_other(
+    now: u64,
+    mid_tick: bool,
+    free: &[bool],
+    next_wakes: &[Option<u64>],
+    buffer_ns: u64,
+    slice_ns: u64,
+    other_cpus: &[usize],
+    rr: &mut usize,
+) -> OtherDest {
+    if mid_tick {
+        let gaps = free
+            .iter()
+            .zip(next_wakes)
+            .filter(|(f, _)| **f)
+            .map(|(_, w)| match w {
+                Some(w) => w.saturating_sub(buffer_ns).saturating_sub(now),
+                None => slice_ns,
+            });
+        if let Some(gap) = gaps.filter(|&g| g >= MIN_LEND_NS).min() {
+            return OtherDest::Lend {
+                slice_ns: gap.min(slice_ns),
+            };
+        }
+    }
+    *rr = (*rr + 1) % other_cpus.len();
+    OtherDest::Cpu(other_cpus[*rr])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+    const POLICY: dispatch::Policy = dispatch::Policy {
+        work_stealing: true,
+        steal_threshold_ns: 3 * MS,
+    };
+
+    fn runner(pid: Pid, deadline: u64, wake_at: u64) -> Runner {
+        Runner {
+            pid,
+            enq_cnt: 1,
+            flags: 0,
+            deadline,
+            wake_at,
+        }
+    }
+
+    fn never_on_cpu(_: Pid) -> bool {
+        false
+    }
+
+    #[test]
+    fn a_free_cpu_takes_its_earliest_deadline_first() {
+        let mut q = EdfQueues::new(2, POLICY);
+        q.push(Some(0), runner(1, 50 * MS, 0));
+        q.push(Some(0), runner(2, 20 * MS, 0));
+        let sends = q.poll(MS, &mut never_on_cpu);
+        assert_eq!(sends.len(), 1, "CPU 1 steals nothing that is not late");
+        assert_eq!((sends[0].runner.pid, sends[0].how), (2, How::Local));
+        assert_eq!(q.held(), 1);
+    }
+
+    #[test]
+    fn a_busy_cpu_keeps_its_runners_waiting() {
+        let mut q = EdfQueues::new(1, POLICY);
+        q.push(Some(0), runner(1, 10 * MS, 0));
+        q.push(Some(0), runner(2, 20 * MS, 0));
+        assert_eq!(q.poll(0, &mut never_on_cpu).len(), 1);
+        // runner 1 still runs: runner 2 waits
+        assert!(q.poll(MS, &mut |p| p == 1).is_empty());
+        assert!(q.busy(0));
+        // runner 1 slept: the CPU is free again
+        let sends = q.poll(2 * MS, &mut never_on_cpu);
+        assert_eq!(sends[0].runner.pid, 2);
+    }
+
+    #[test]
+    fn an_idle_cpu_steals_only_past_the_threshold() {
+        let mut q = EdfQueues::new(2, POLICY);
+        q.push(Some(0), runner(1, 50 * MS, 0));
+        q.push(Some(0), runner(2, 60 * MS, 0));
+        // CPU 0 takes runner 1; at 2 ms runner 2 is not late enough for CPU 1
+        let sends = q.poll(2 * MS, &mut never_on_cpu);
+        assert_eq!(sends.len(), 1);
+        assert_eq!(q.steals_refused, 1);
+        // at 4 ms it is: CPU 1 steals it while CPU 0 is still busy
+        let sends = q.poll(4 * MS, &mut |p| p == 1);
+        assert_eq!(
+            sends,
+            vec![Send {
+                runner: runner(2, 60 * MS, 0),
+                cpu_idx: 1,
+                how: How::Stolen
+            }]
+        );
+    }
+
+    #[test]
+    fn no_stealing_when_switched_off() {
+        let mut q = EdfQueues::new(
+            2,
+            dispatch::Policy {
+                work_stealing: false,
+                ..POLICY
+            },
+        );
+        q.push(Some(0), runner(1, 50 * MS, 0));
+        q.push(Some(0), runner(2, 60 * MS, 0));
+        q.poll(0, &mut never_on_cpu);
+        assert!(q.poll(40 * MS, &mut |p| p == 1).is_empty());
+    }
+
+    #[test]
+    fn an_overdue_global_head_beats_a_later_local_one() {
+        let mut q = EdfQueues::new(1, POLICY);
+        q.push(Some(0), runner(1, 50 * MS, 0));
+        q.push(None, runner(2, 5 * MS, 0));
+        let sends = q.poll(10 * MS, &mut never_on_cpu);
+        assert_eq!((sends[0].runner.pid, sends[0].how), (2, How::Global));
+    }
+
+    #[test]
+    fn a_newer_enqueue_replaces_the_waiting_one() {
+        let mut q = EdfQueues::new(1, POLICY);
+        q.push(Some(0), runner(1, 50 * MS, 0));
+        q.push(
+            Some(0),
+            Runner {
+                enq_cnt: 2,
+                ..runner(1, 50 * MS, 0)
+            },
+        );
+        assert_eq!(q.held(), 1);
+        let sends = q.poll(0, &mut never_on_cpu);
+        assert_eq!(sends[0].runner.enq_cnt, 2);
+        assert_eq!(q.held(), 0);
+    }
+
+    #[test]
+    fn an_enqueue_frees_the_cpu_the_runner_was_sent_to() {
+        let mut q = EdfQueues::new(1, POLICY);
+        q.push(Some(0), runner(1, 10 * MS, 0));
+        q.poll(0, &mut never_on_cpu);
+        assert!(q.busy(0));
+        q.push(Some(0), runner(1, 10 * MS, 0)); // preempted: back here
+        assert!(!q.busy(0));
+    }
+
+    #[test]
+    fn ticks_start_on_fresh_wakes_and_keep_their_deadline_when_preempted() {
+        let mut rs = Runners::default();
+        let (a, tick) = rs.enqueue(7, 0, &[0, 1], 50 * MS, true, 100 * MS);
+        assert!(tick);
+        assert_eq!((a.deadline, a.wake_at, a.interval), (150 * MS, 100 * MS, 0));
+        let (b, tick) = rs.enqueue(7, 0, &[0, 1], 50 * MS, false, 120 * MS);
+        assert!(!tick);
+        assert_eq!(b.deadline, 150 * MS, "preempted mid-tick: same deadline");
+        let (c, tick) = rs.enqueue(7, 0, &[0, 1], 50 * MS, true, 150 * MS);
+        assert!(tick);
+        assert_eq!((c.deadline, c.interval), (200 * MS, 50 * MS));
+        assert_eq!(c.next_wake(), Some(200 * MS));
+        assert_eq!(c.home, a.home, "a runner keeps its home CPU");
+    }
+
+    #[test]
+    fn new_runners_spread_over_the_home_cpus() {
+        let mut rs = Runners::default();
+        let homes: Vec<usize> = (1..=4)
+            .map(|pid| rs.enqueue(pid, 0, &[0, 1], MS, true, 0).0.home)
+            .collect();
+        assert_eq!(homes.iter().filter(|&&h| h == 0).count(), 2);
+        assert_eq!(homes.iter().filter(|&&h| h == 1).count(), 2);
+        assert_eq!(rs.next_wakes(2), vec![None, None]);
+    }
+
+    #[test]
+    fn other_work_is_lent_only_with_room_before_the_next_wake() {
+        let mut rr = 0;
+        let place = |free: &[bool], wakes: &[Option<u64>], mid: bool, rr: &mut usize| {
+            place_other(10 * MS, mid, free, wakes, MS / 10, 5 * MS, &[0, 3], rr)
+        };
+        // free tick CPU, runner due in 3 ms: lend 2.9 ms
+        assert_eq!(
+            place(&[true, false], &[Some(13 * MS), None], true, &mut rr),
+            OtherDest::Lend {
+                slice_ns: 3 * MS - MS / 10
+            }
+        );
+        // no prediction: a full slice
+        assert_eq!(
+            place(&[true], &[None], true, &mut rr),
+            OtherDest::Lend { slice_ns: 5 * MS }
+        );
+        // due too soon, or no free tick CPU, or lending off: a non-tick CPU
+        assert_eq!(
+            place(&[true], &[Some(10 * MS + MS / 2)], true, &mut rr),
+            OtherDest::Cpu(3)
+        );
+        assert_eq!(place(&[false], &[None], true, &mut rr), OtherDest::Cpu(0));
+        assert_eq!(place(&[true], &[None], false, &mut rr), OtherDest::Cpu(3));
+    }
+}
