@@ -7,8 +7,9 @@
 #   scripts/test.sh --list       list the scenarios
 #   scripts/test.sh --no-setup   skip scripts/setup.sh (already done)
 #
-# Scenarios: tests/host/*.sh run here, tests/vm/*.sh run inside a 4-vCPU
-# sched_ext guest (scripts/vm.sh). Exit 0 = pass, 77 = skip, else fail.
+# Scenarios: tests/host/*.sh run here, tests/vm/*.sh inside a 4-vCPU
+# sched_ext guest (scripts/vm.sh), tests/userspace/*.sh are VM scenarios
+# run again against `scx_tick --userspace`. Exit 0 = pass, 77 = skip, else fail.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +34,7 @@ selected() {
 }
 
 SCENARIOS=()
-for f in tests/host/*.sh tests/vm/*.sh; do
+for f in tests/host/*.sh tests/vm/*.sh tests/userspace/*.sh; do
   name="${f#tests/}"; name="${name%.sh}"
   selected "$name" && SCENARIOS+=("$f")
 done
