@@ -2,8 +2,9 @@
 # The benchmark: the same tick workload under every scheduler a user could
 # pick instead of scx_tick, side by side in ONE guest per vCPU count, beside
 # a fixed background load (stress-ng CPU hogs + a hackbench fork/pipe storm):
-# EEVDF, SCHED_FIFO, SCHED_DEADLINE, scx_bpfland, scx_flash, scx_lavd, and
-# scx_tick with work stealing on/off x mid-tick lending on/off.
+# EEVDF, SCHED_FIFO, SCHED_DEADLINE, scx_bpfland, scx_flash, scx_lavd,
+# scx_tick with work stealing on/off x mid-tick lending on/off, scx_tick with
+# deadline hints (tickload --hint) and scx_tick --userspace.
 #
 #   scripts/bench.sh [--quick] [--cpus LIST] [--runners LIST] [--seconds S]
 #                    [--schedulers LIST] [--out DIR] [--no-peers]
@@ -15,7 +16,8 @@
 #   --seconds S       length of each run (default 8; --quick: 5)
 #   --schedulers LIST subset of: eevdf fifo deadline scx_bpfland scx_flash
 #                     scx_lavd scx_tick scx_tick-nosteal scx_tick-nomidtick
-#                     scx_tick-nosteal-nomidtick (comma-separated)
+#                     scx_tick-nosteal-nomidtick scx_tick-hints
+#                     scx_tick-userspace (comma-separated)
 #   --out DIR         results folder (default results/bench-DATE); runs add to
 #                     it, the report is rebuilt from everything in it
 #   --no-peers        do not install missing peers (those are then skipped)
@@ -28,7 +30,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/common.sh"
 
 ALL_SCHEDS=(eevdf fifo deadline scx_bpfland scx_flash scx_lavd scx_tick scx_tick-nosteal
-  scx_tick-nomidtick scx_tick-nosteal-nomidtick)
+  scx_tick-nomidtick scx_tick-nosteal-nomidtick scx_tick-hints scx_tick-userspace)
 PEERS=(scx_bpfland scx_flash scx_lavd)
 PEER_DIR="$CACHE_DIR/peers"
 # The tick scenario: 20 TPS, 8 ms ± 2 ms of work, 1% of ticks spike to 40 ms.
@@ -123,6 +125,8 @@ start_sched() {
     scx_tick-nosteal) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-work-stealing) ;;
     scx_tick-nomidtick) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-mid-tick) ;;
     scx_tick-nosteal-nomidtick) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-work-stealing --no-mid-tick) ;;
+    scx_tick-hints) cmd=("$BIN/scx_tick" --tick-cgroup tick) ;; # and tickload --hint
+    scx_tick-userspace) cmd=("$BIN/scx_tick" --userspace --tick-cgroup tick) ;;
     *)
       if [[ ! -x "$PEER_DIR/bin/$s" ]]; then
         SKIP_WHY="not installed (cargo install failed, see peers-$s.log, or --no-peers)"
@@ -170,10 +174,14 @@ run_once() {
   case "$s" in
     fifo) policy=(--policy fifo --fifo-prio 50); cyc_pol=fifo ;;
     deadline) policy=(--policy deadline --dl-runtime-ms "$DL_RUNTIME_MS") ;;
+    scx_tick-hints) policy=(--hint); scx=1 ;;
     scx_*) scx=1 ;;
   esac
-  rm -f stress.out hackbench.count cyclictest.out tickload.json bpf-*.json
-  if [[ $scx -eq 1 ]]; then bpftool -j prog show >bpf-before.json; fi
+  rm -f stress.out hackbench.count cyclictest.out tickload.json bpf-*.json sched-*.stat
+  if [[ $scx -eq 1 ]]; then
+    bpftool -j prog show >bpf-before.json
+    cat "/proc/$SCHED_PID/stat" >sched-before.stat 2>/dev/null || true
+  fi
   stress-ng --cpu $((HOGS_PER_CPU * VCPUS)) --timeout $((SECS + 2))s --metrics-brief \
     --temp-path "$PWD" >stress.out 2>&1 &
   bg+=($!)
@@ -203,7 +211,10 @@ run_once() {
   timeout -k 5 $((SECS + 60)) "$BIN/tickload" -n "$n" "${TICK_ARGS[@]}" --duration-s "$SECS" --cgroup "$cg" "${policy[@]}" \
     --json >tickload.json 2>tickload.err || tl_rc=$?
   wait "${bg[@]}" 2>/dev/null || true
-  if [[ $scx -eq 1 ]]; then bpftool -j prog show >bpf-after.json; fi
+  if [[ $scx -eq 1 ]]; then
+    bpftool -j prog show >bpf-after.json
+    cat "/proc/$SCHED_PID/stat" >sched-after.stat 2>/dev/null || true
+  fi
   rec=(--vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" --runners "$n" --duration-s "$SECS")
   if [[ $headline -eq 1 ]]; then rec+=(--headline); fi
   if [[ $tl_rc -ne 0 ]]; then
@@ -214,6 +225,9 @@ run_once() {
   rec+=(--tickload tickload.json --stress stress.out --hackbench-runs "$(cat hackbench.count 2>/dev/null || echo 0)")
   if [[ $headline -eq 1 ]]; then rec+=(--cyclictest cyclictest.out --cyclictest-policy "$cyc_pol"); fi
   if [[ $scx -eq 1 ]]; then rec+=(--bpf-before bpf-before.json --bpf-after bpf-after.json); fi
+  if [[ -s sched-before.stat && -s sched-after.stat ]]; then
+    rec+=(--sched-stat-before sched-before.stat --sched-stat-after sched-after.stat)
+  fi
   local want=disabled
   if [[ $scx -eq 1 ]]; then want=enabled; fi
   if [[ "$(sched_state)" != "$want" ]]; then

@@ -132,9 +132,49 @@ pub fn bpf_overhead(
     Some(o)
 }
 
+/// CPU time (user + system, in clock ticks) of a process, from the text
+/// of its /proc/PID/stat.
+pub fn proc_cpu_ticks(stat: &str) -> Option<u64> {
+    // fields after the parenthesised name: state is the first, utime the 12th
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+/// The scheduler process's CPU time over a window, as a share of all CPUs'
+/// time (like `BpfOverhead::cpu_pct`).
+pub fn process_cpu_pct(
+    before: &str,
+    after: &str,
+    clk_tck: u64,
+    window_s: f64,
+    cpus: usize,
+) -> Option<f64> {
+    let ticks = proc_cpu_ticks(after)?.checked_sub(proc_cpu_ticks(before)?)?;
+    (window_s > 0.0 && cpus > 0 && clk_tck > 0)
+        .then(|| 100.0 * ticks as f64 / clk_tck as f64 / (window_s * cpus as f64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn process_cpu_time_comes_from_utime_and_stime() {
+        let before =
+            "321 (scx_tick_user) R 1 321 1 0 -1 4194560 10 0 0 0 100 50 0 0 20 0 2 0 5 1 1";
+        let after =
+            "321 (scx_tick_user) S 1 321 1 0 -1 4194560 10 0 0 0 400 150 0 0 20 0 2 0 5 1 1";
+        assert_eq!(proc_cpu_ticks(before), Some(150));
+        // 400 ticks at 100/s over 10 s on 4 CPUs: 10%
+        assert_eq!(process_cpu_pct(before, after, 100, 10.0, 4), Some(10.0));
+        assert_eq!(proc_cpu_ticks("garbage"), None);
+        // a name with spaces and parentheses
+        assert_eq!(
+            proc_cpu_ticks("7 (a) b) R 1 1 1 0 -1 0 0 0 0 0 3 4 0"),
+            Some(7)
+        );
+    }
 
     #[test]
     fn stress_ng_metrics_brief() {

@@ -39,6 +39,10 @@ pub struct RunRecord {
     pub cyclictest_policy: Option<String>,
     #[serde(default)]
     pub bpf: Option<BpfOverhead>,
+    /// The scheduler process's own CPU time (share of all CPUs): where the
+    /// userspace mode pays for deciding in userspace.
+    #[serde(default)]
+    pub sched_process_cpu_pct: Option<f64>,
 }
 
 /// `x` relative to the baseline's `base`: "0.42"; "-" when there is nothing
@@ -106,9 +110,10 @@ pub fn headline_table(records: &[RunRecord], vcpus: usize) -> String {
     );
     s.push_str(
         "| scheduler | miss % | x EEVDF | p99 start lateness ms | x EEVDF | MSPT p99 ms | x EEVDF \
-         | background bogo-ops/s | x EEVDF | hackbench runs/s | cyclictest avg / max us | BPF ns/call | BPF CPU % |\n",
+         | background bogo-ops/s | x EEVDF | hackbench runs/s | cyclictest avg / max us | BPF ns/call | BPF CPU % \
+         | scheduler process CPU % |\n",
     );
-    s.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    s.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for name in schedulers(records) {
         let Some(r) = find(records, vcpus, &name, None, true) else {
             continue;
@@ -123,7 +128,7 @@ pub fn headline_table(records: &[RunRecord], vcpus: usize) -> String {
         });
         let _ = writeln!(
             s,
-            "| {} | {:.2} | {} | {:.2} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {:.2} | {} | {:.2} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} |",
             name,
             r.ticks.miss_pct,
             ratio(Some(r.ticks.miss_pct), b.map(|b| b.miss_pct)),
@@ -137,6 +142,7 @@ pub fn headline_table(records: &[RunRecord], vcpus: usize) -> String {
             cyc,
             num(r.bpf.as_ref().map(|o| o.ns_per_call), 0),
             num(r.bpf.as_ref().map(|o| o.cpu_pct), 3),
+            num(r.sched_process_cpu_pct, 2),
         );
     }
     s

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use plotters::prelude::*;
 use scx_tick::bench::parse::{
-    bpf_overhead, bpftool_progs, cyclictest_summary, stress_ng_bogo_ops_per_s,
+    bpf_overhead, bpftool_progs, cyclictest_summary, process_cpu_pct, stress_ng_bogo_ops_per_s,
 };
 use scx_tick::bench::report::{
     RunRecord, headline_table, scaling_table, schedulers, skipped, vcpu_counts,
@@ -70,6 +70,11 @@ struct RecordArgs {
     bpf_before: Option<PathBuf>,
     #[arg(long)]
     bpf_after: Option<PathBuf>,
+    /// The scheduler process's /proc/PID/stat before and after the window.
+    #[arg(long, requires = "sched_stat_after")]
+    sched_stat_before: Option<PathBuf>,
+    #[arg(long)]
+    sched_stat_after: Option<PathBuf>,
 }
 
 fn read(p: &Path) -> Result<String> {
@@ -105,6 +110,12 @@ fn record(a: &RecordArgs) -> Result<()> {
         let before = bpftool_progs(&read(b)?).context("bpftool output (before)")?;
         let after = bpftool_progs(&read(f)?).context("bpftool output (after)")?;
         r.bpf = bpf_overhead(&before, &after, a.duration_s, a.vcpus);
+    }
+    if let (Some(b), Some(f)) = (&a.sched_stat_before, &a.sched_stat_after) {
+        // SAFETY: sysconf has no preconditions.
+        let clk_tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+        r.sched_process_cpu_pct =
+            process_cpu_pct(&read(b)?, &read(f)?, clk_tck, a.duration_s, a.vcpus);
     }
     println!("{}", serde_json::to_string(&r)?);
     Ok(())
