@@ -9,8 +9,8 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     cli::init_logging(cli.run.verbose);
     let result = match &cli.command {
-        None if cli.run.monitor.is_some() => loader::monitor(&cli.run),
         None if cli.run.userspace => userspace::exec(&cli.run),
+        None if cli.run.monitor.is_some() => loader::monitor(&cli.run),
         None => loader::run(&cli.run),
         Some(cli::Command::Topology(args)) => topology::print(args),
         Some(cli::Command::CheckConfig(args)) => loader::check_config(args),

@@ -58,3 +58,40 @@ pub fn exec(args: &RunArgs) -> Result<()> {
         .exec();
     Err(err).with_context(|| format!("running {}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(args: RunArgs) -> String {
+        format!("{:#}", check_args(&args).unwrap_err())
+    }
+
+    #[test]
+    fn what_the_userspace_mode_cannot_do_is_refused_by_name() {
+        assert!(check_args(&RunArgs::default()).is_ok());
+        let e = refused(RunArgs {
+            pin: Some(Pin::Hard),
+            ..Default::default()
+        });
+        assert!(
+            e.starts_with("pin = hard (--pin): not available with --userspace"),
+            "{e}"
+        );
+        let e = refused(RunArgs {
+            stats_json: Some("-".into()),
+            ..Default::default()
+        });
+        assert!(e.starts_with("--stats-json: not available"), "{e}");
+        let e = refused(RunArgs {
+            metrics_addr: Some("127.0.0.1:9470".into()),
+            ..Default::default()
+        });
+        assert!(e.starts_with("--metrics-addr: not available"), "{e}");
+        let e = refused(RunArgs {
+            monitor: Some(1.0),
+            ..Default::default()
+        });
+        assert!(e.starts_with("--monitor: not available"), "{e}");
+    }
+}

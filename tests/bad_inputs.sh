@@ -135,6 +135,14 @@ BAD_INPUTS=(
   "--monitor 0|--monitor 0: allowed"
   "--monitor -1|--monitor -1: allowed"
   "--monitor x|invalid value 'x' for '--monitor <SECS>'"
+  # what the userspace policy mode cannot do, and its checks before loading
+  "--userspace --pin hard|pin = hard (--pin): not available with --userspace"
+  "--userspace --stats-json -|--stats-json: not available with --userspace"
+  "--userspace --metrics-addr 127.0.0.1:9470|--metrics-addr: not available with --userspace"
+  "--userspace --monitor 1|--monitor: not available with --userspace"
+  "--userspace --steal-threshold-ms -1|steal_threshold_ms (--steal-threshold-ms) = -1: out of range"
+  "--userspace --tick-cgroup no/such/group|$NO_CGROUP"
+  "--userspace=1|unexpected value '1' for '--userspace'"
   "--exit-dump-len -1|invalid value '-1' for '--exit-dump-len"
   "--exit-dump-len 1e3|invalid value '1e3' for '--exit-dump-len"
   # subcommands
