@@ -13,38 +13,39 @@ mod sched;
 use std::mem::MaybeUninit;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Parser;
 use log::info;
 use scx_tick::{cli, loader, userspace};
 
 fn run(args: &cli::RunArgs) -> Result<()> {
     userspace::check_args(args)?;
-    let mut plan = loader::plan(args)?;
+    let plan = loader::plan(args)?;
     loader::check_outputs(args)?;
     loader::preflight()?;
     info!(
         "userspace policy mode (scx_rustland_core {})",
         scx_rustland_core::VERSION
     );
-    loop {
-        for line in plan.describe() {
-            info!("{line}");
-        }
-        let mut open_object = MaybeUninit::uninit();
-        let mut s = sched::Sched::init(&plan, args, &mut open_object)?;
-        let uei = s.run()?;
-        let (bounced, congested) = (s.bounced(), s.congested());
-        let totals = s.totals;
-        drop(s);
-        if uei.should_restart() {
-            info!("the kernel asked for a restart (CPU hotplug?): re-attaching");
-            plan = loader::replan(args)?;
-            continue;
-        }
-        println!("scx_tick totals: {}", totals.summary(bounced, congested));
-        return Ok(());
+    for line in plan.describe() {
+        info!("{line}");
     }
+    let mut open_object = MaybeUninit::uninit();
+    let mut s = sched::Sched::init(&plan, args, &mut open_object)?;
+    let uei = s.run()?;
+    let (bounced, congested) = (s.bounced(), s.congested());
+    let summary = s.totals.summary(bounced, congested);
+    drop(s);
+    println!("scx_tick totals: {summary}");
+    if uei.should_restart() {
+        // scx_rustland_core forbids new memory mappings (seccomp) once it
+        // runs, and a new attach needs them: only a new process can.
+        bail!(
+            "the kernel asked for a restart (CPU hotplug?) and the userspace mode cannot re-attach \
+             in the same process; the kernel's scheduler runs again: start scx_tick --userspace again"
+        );
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
