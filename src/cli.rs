@@ -162,6 +162,22 @@ pub struct RunArgs {
     pub cgroup_root: PathBuf,
 }
 
+/// The exit of scx_tick and scx_tick_user: an error is one line, whatever
+/// a library put into its message.
+pub fn finish(result: anyhow::Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            let msg = format!("{e:#}");
+            log::error!(
+                "{}",
+                msg.lines().map(str::trim).collect::<Vec<_>>().join(" ")
+            );
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 pub fn init_logging(verbose: u8) {
     let level = match verbose {
         0 => log::LevelFilter::Info,

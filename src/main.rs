@@ -17,16 +17,5 @@ fn main() -> ExitCode {
         Some(cli::Command::Tag(args)) => tagging::tag(args),
         Some(cli::Command::Untag(args)) => tagging::untag(args),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            // one line, whatever a library put into its message
-            let msg = format!("{e:#}");
-            log::error!(
-                "{}",
-                msg.lines().map(str::trim).collect::<Vec<_>>().join(" ")
-            );
-            ExitCode::FAILURE
-        }
-    }
+    cli::finish(result)
 }

@@ -8,6 +8,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::percentile;
 
+/// `clock`'s current time in ns (CLOCK_MONOTONIC: what deadlines use).
+pub fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// xorshift64*: tiny, fast and good enough to draw work times; the same seed
 /// always gives the same sequence, so two schedulers see the same ticks.
 #[derive(Debug, Clone)]

@@ -33,13 +33,7 @@ struct Args {
 }
 
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    scx_tick::workload::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 fn tick_runner(ticks: u32, work_ns: u64) {

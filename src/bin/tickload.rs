@@ -14,7 +14,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use scx_tick::rtpolicy::{self, DlParams, Policy, Request};
-use scx_tick::workload::{Rng, Summary, Tick, WorkDist, lateness_quantiles_ms, summarize};
+use scx_tick::workload::{
+    Rng, Summary, Tick, WorkDist, clock_ns, lateness_quantiles_ms, summarize,
+};
 use serde::Serialize;
 
 #[derive(Debug, Parser)]
@@ -89,16 +91,6 @@ fn ns(ms: f64) -> u64 {
     (ms * 1e6).round() as u64
 }
 
-fn now_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 fn sleep_until(t_ns: u64) {
     let ts = libc::timespec {
         tv_sec: (t_ns / 1_000_000_000) as libc::time_t,
@@ -118,9 +110,9 @@ fn sleep_until(t_ns: u64) {
 /// Burn `ns` of this thread's CPU time: a fixed amount of work, however
 /// often the thread is preempted.
 fn burn(ns: u64) {
-    let end = now_ns(libc::CLOCK_THREAD_CPUTIME_ID) + ns;
+    let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) + ns;
     let mut x = 0u64;
-    while now_ns(libc::CLOCK_THREAD_CPUTIME_ID) < end {
+    while clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) < end {
         for i in 0..1000 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
         }
@@ -148,11 +140,11 @@ fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>) {
             h.set_deadline_ns(next + plan.deadline);
         }
         sleep_until(next);
-        let begin = now_ns(libc::CLOCK_MONOTONIC);
+        let begin = clock_ns(libc::CLOCK_MONOTONIC);
         // SAFETY: no arguments.
         let cpu = unsafe { libc::sched_getcpu() };
         burn(plan.work.sample(&mut rng));
-        let done = now_ns(libc::CLOCK_MONOTONIC);
+        let done = clock_ns(libc::CLOCK_MONOTONIC);
         ticks.push(Tick {
             due_ns: next,
             begin_ns: begin,
@@ -261,7 +253,7 @@ fn run(a: Args) -> Result<()> {
                 })
         })
         .collect::<std::io::Result<_>>()?;
-    let start = now_ns(libc::CLOCK_MONOTONIC) + 20_000_000;
+    let start = clock_ns(libc::CLOCK_MONOTONIC) + 20_000_000;
     let end = start + Duration::from_secs_f64(a.duration_s).as_nanos() as u64;
     times.set((start, end)).expect("set once");
     barrier.wait();

@@ -60,15 +60,5 @@ fn main() -> ExitCode {
         }
         None => run(&cli.run),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            let msg = format!("{e:#}");
-            log::error!(
-                "{}",
-                msg.lines().map(str::trim).collect::<Vec<_>>().join(" ")
-            );
-            ExitCode::FAILURE
-        }
-    }
+    cli::finish(result)
 }

@@ -21,13 +21,7 @@ use crate::policy::{EdfQueues, How, OtherDest, Pid, Runner, Runners, place_other
 
 /// CLOCK_MONOTONIC in ns: deadlines and wake times, as tick runners see them.
 fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec to write into.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    scx_tick::workload::clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// Still running or runnable? (The only way userspace learns that a runner
