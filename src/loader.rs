@@ -173,7 +173,7 @@ pub fn monitor(args: &RunArgs) -> Result<()> {
 }
 
 /// A tick group's name in statistics: its path below the cgroup2 mount.
-fn group_name(g: &crate::config::Group) -> String {
+pub fn group_name(g: &crate::config::Group) -> String {
     let s = g.cgroup.display().to_string();
     s.strip_prefix("/sys/fs/cgroup/").unwrap_or(&s).to_string()
 }

@@ -18,6 +18,17 @@ pub fn bucket_upper_ns(b: usize) -> u64 {
     1000u64 << b.min(40)
 }
 
+/// The histogram bucket of `ns`: `hist_bucket()` in bpf/main.bpf.c.
+pub fn bucket_of(ns: u64) -> usize {
+    let us = ns / 1000;
+    let b = if us == 0 {
+        0
+    } else {
+        (u64::BITS - us.leading_zeros()) as usize // floor(log2(us)) + 1
+    };
+    b.min(NR_BUCKETS - 1)
+}
+
 /// The `p`-th percentile of a log2 histogram, as the upper bound of the
 /// bucket it falls in (so "p99 <= 2 ms"); 0 if the histogram is empty.
 pub fn hist_percentile_ns(hist: &[u64], p: f64) -> u64 {
@@ -88,6 +99,26 @@ impl GroupCounters {
             self.lateness_hist[b] += s.lateness_hist[b];
             self.overshoot_hist[b] += s.overshoot_hist[b];
         }
+    }
+
+    /// A tick's first start, `lateness_ns` after its wake, as BPF's
+    /// `account_start()` counts it (the userspace mode's bookkeeping).
+    /// Returns whether it was a late start.
+    pub fn add_start(&mut self, lateness_ns: u64) -> bool {
+        let late = lateness_ns >= crate::bpf::intf::tick_consts_LATE_START_NS as u64;
+        self.late_starts += late as u64;
+        self.lateness_hist[bucket_of(lateness_ns)] += 1;
+        self.lateness_sum_ns += lateness_ns;
+        self.lateness_max_ns = self.lateness_max_ns.max(lateness_ns);
+        late
+    }
+
+    /// A deadline missed by `over_ns`, as BPF's `account_miss()` counts it.
+    pub fn add_miss(&mut self, over_ns: u64) {
+        self.misses += 1;
+        self.overshoot_hist[bucket_of(over_ns)] += 1;
+        self.overshoot_sum_ns += over_ns;
+        self.overshoot_max_ns = self.overshoot_max_ns.max(over_ns);
     }
 
     /// What happened since `prev`; maxima stay cumulative.
@@ -492,6 +523,36 @@ pub fn percentile(sorted: &[u64], p: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buckets_match_the_bpf_histogram() {
+        assert_eq!(bucket_of(0), 0);
+        assert_eq!(bucket_of(999), 0);
+        assert_eq!(bucket_of(1_000), 1);
+        assert_eq!(bucket_of(1_999), 1);
+        assert_eq!(bucket_of(2_000), 2);
+        assert_eq!(bucket_of(1_000_000), 10); // 1 ms: [512, 1024) us
+        assert_eq!(bucket_of(u64::MAX), NR_BUCKETS - 1);
+        for ns in [0, 1, 999, 1_000, 4_095_000, 50_000_000] {
+            assert!(ns < bucket_upper_ns(bucket_of(ns)), "{ns}");
+        }
+    }
+
+    #[test]
+    fn starts_and_misses_are_counted_like_bpf_does() {
+        let mut g = GroupCounters::default();
+        assert!(!g.add_start(200_000));
+        assert!(g.add_start(3_000_000));
+        g.add_miss(5_000_000);
+        assert_eq!((g.late_starts, g.misses), (1, 1));
+        assert_eq!(
+            (g.lateness_max_ns, g.lateness_sum_ns),
+            (3_000_000, 3_200_000)
+        );
+        assert_eq!(g.lateness_hist.iter().sum::<u64>(), 2);
+        assert_eq!(g.overshoot_hist[bucket_of(5_000_000)], 1);
+        assert_eq!(hist_percentile_ns(&g.lateness_hist, 99.0), 4_096_000);
+    }
 
     #[test]
     fn histogram_percentiles_are_bucket_bounds() {

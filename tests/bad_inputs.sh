@@ -137,7 +137,7 @@ BAD_INPUTS=(
   "--monitor x|invalid value 'x' for '--monitor <SECS>'"
   # what the userspace policy mode cannot do, and its checks before loading
   "--userspace --pin hard|pin = hard (--pin): not available with --userspace"
-  "--userspace --stats-json -|--stats-json: not available with --userspace"
+  "--userspace --stats-json $WORK|is a directory"
   "--userspace --metrics-addr 127.0.0.1:9470|--metrics-addr: not available with --userspace"
   "--userspace --monitor 1|--monitor: not available with --userspace"
   "--userspace --steal-threshold-ms -1|steal_threshold_ms (--steal-threshold-ms) = -1: out of range"

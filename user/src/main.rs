@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::Parser;
 use log::info;
+use scx_tick::report::Reporter;
 use scx_tick::{cli, loader, userspace};
 
 fn run(args: &cli::RunArgs) -> Result<()> {
@@ -30,13 +31,20 @@ fn run(args: &cli::RunArgs) -> Result<()> {
     for line in plan.describe() {
         info!("{line}");
     }
+    let names = plan.groups.iter().map(loader::group_name).collect();
+    let mut reporter = Reporter::new(names, args.verbose > 0);
     let mut open_object = MaybeUninit::uninit();
     let mut s = sched::Sched::init(&plan, args, &mut open_object)?;
-    let uei = s.run()?;
+    let uei = s.run(&mut reporter)?;
     let (bounced, congested) = (s.bounced(), s.congested());
-    let summary = s.totals.summary(bounced, congested);
+    let (counters, groups) = (s.counters, s.groups.clone());
     drop(s);
-    println!("scx_tick totals: {summary}");
+    // the BPF mode's exit lines, plus what only rustland counts
+    reporter.summary(&groups);
+    println!(
+        "scx_tick totals: {} bounced={bounced} congested={congested}",
+        counters.summary()
+    );
     if uei.should_restart() {
         // scx_rustland_core forbids new memory mappings (seccomp) once it
         // runs, and a new attach needs them: only a new process can.

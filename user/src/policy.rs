@@ -206,12 +206,41 @@ pub struct RunnerInfo {
     pub wake_at: u64,
     /// Wake-to-wake interval, smoothed: predicts the next wake.
     pub interval: u64,
+    /// When the current tick first got a CPU (seen once it is preempted).
+    pub first_start: Option<u64>,
 }
 
 impl RunnerInfo {
     pub fn next_wake(&self) -> Option<u64> {
         (self.interval > 0).then(|| self.wake_at + self.interval)
     }
+}
+
+/// Its last stint on a CPU, as rustland reports it with each enqueue
+/// (start_ts, stop_ts), already in CLOCK_MONOTONIC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ran {
+    pub start: u64,
+    pub stop: u64,
+}
+
+/// A finished tick: it went to sleep at its last stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TickOutcome {
+    pub group: usize,
+    /// From its wake to its first start.
+    pub lateness_ns: u64,
+    /// By how much it ended after its deadline, if it did.
+    pub overshoot_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Enqueued {
+    pub info: RunnerInfo,
+    /// A new tick started with this enqueue.
+    pub tick: bool,
+    /// The tick this wake-up ended.
+    pub closed: Option<TickOutcome>,
 }
 
 /// Tick runners by thread id: home CPU, current deadline, wake prediction.
@@ -221,11 +250,12 @@ pub struct Runners {
 }
 
 impl Runners {
-    /// An enqueue of runner `pid` of `group`. A `fresh` wake starts a tick:
-    /// deadline = now + the group's relative deadline. Otherwise (it was
-    /// preempted mid-tick) the tick keeps its deadline. New runners get
-    /// the least-loaded of `home_cpus` (indices into the tick CPUs).
-    /// Returns the runner and whether a tick started.
+    /// An enqueue of runner `pid` of `group`. A `fresh` wake (it slept)
+    /// ends the previous tick at `ran.stop` and starts a new one: deadline =
+    /// now + the group's relative deadline. Otherwise (it was preempted
+    /// mid-tick) the tick keeps its deadline. New runners get the
+    /// least-loaded of `home_cpus` (indices into the tick CPUs).
+    #[allow(clippy::too_many_arguments)]
     pub fn enqueue(
         &mut self,
         pid: Pid,
@@ -234,7 +264,8 @@ impl Runners {
         rel_deadline: u64,
         fresh: bool,
         now: u64,
-    ) -> (RunnerInfo, bool) {
+        ran: Option<Ran>,
+    ) -> Enqueued {
         let known = self.by_pid.get(&pid).filter(|r| r.group == group).copied();
         let home = match known {
             Some(r) if home_cpus.contains(&r.home) => r.home,
@@ -246,9 +277,24 @@ impl Runners {
             deadline: now + rel_deadline,
             wake_at: now,
             interval: 0,
+            first_start: None,
         });
         info.home = home;
+        let mut closed = None;
         let tick = fresh || known.is_none();
+        if let (Some(prev), Some(ran)) = (known, ran) {
+            let start = prev.first_start.unwrap_or(ran.start);
+            if fresh && ran.stop >= prev.wake_at {
+                // a stint before this tick's wake is not this tick's
+                closed = Some(TickOutcome {
+                    group,
+                    lateness_ns: start.saturating_sub(prev.wake_at),
+                    overshoot_ns: ran.stop.checked_sub(prev.deadline).filter(|&o| o > 0),
+                });
+            } else if !fresh && ran.start >= prev.wake_at {
+                info.first_start = Some(start);
+            }
+        }
         if tick {
             if known.is_some() {
                 let gap = now.saturating_sub(info.wake_at);
@@ -261,9 +307,10 @@ impl Runners {
             }
             info.wake_at = now;
             info.deadline = now + rel_deadline;
+            info.first_start = None;
         }
         self.by_pid.insert(pid, info);
-        (info, tick)
+        Enqueued { info, tick, closed }
     }
 
     fn least_loaded(&self, home_cpus: &[usize]) -> usize {
@@ -284,6 +331,45 @@ impl Runners {
             }
         }
         out
+    }
+}
+
+/// rustland stamps start_ts/stop_ts with the BPF clock (scx_bpf_now());
+/// tick deadlines are CLOCK_MONOTONIC. The offset between the two is the
+/// smallest difference seen between our clock, read as soon as we run, and
+/// the BPF clock's stamp of when we started running (any delay only makes
+/// the difference larger). Estimated over one-second windows, so drift
+/// between the clocks is followed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClockOffset {
+    offset: Option<i64>,
+    window_min: Option<i64>,
+}
+
+impl ClockOffset {
+    pub fn sample(&mut self, mono: u64, bpf: u64) {
+        if bpf == 0 {
+            return;
+        }
+        let d = mono as i64 - bpf as i64;
+        self.window_min = Some(self.window_min.map_or(d, |m| m.min(d)));
+        if self.offset.is_none() {
+            self.offset = self.window_min;
+        }
+    }
+
+    /// Start a new window (once a second).
+    pub fn roll(&mut self) {
+        if self.window_min.is_some() {
+            self.offset = self.window_min;
+        }
+        self.window_min = None;
+    }
+
+    /// A BPF clock stamp in CLOCK_MONOTONIC, once an offset is known.
+    pub fn mono(self, bpf: u64) -> Option<u64> {
+        let o = self.offset?;
+        (bpf > 0).then(|| (bpf as i64 + o).max(0) as u64)
     }
 }
 
@@ -455,27 +541,78 @@ mod tests {
         assert!(!q.busy(0));
     }
 
+    fn ran(start_ms: u64, stop_ms: u64) -> Option<Ran> {
+        Some(Ran {
+            start: start_ms * MS,
+            stop: stop_ms * MS,
+        })
+    }
+
     #[test]
     fn ticks_start_on_fresh_wakes_and_keep_their_deadline_when_preempted() {
         let mut rs = Runners::default();
-        let (a, tick) = rs.enqueue(7, 0, &[0, 1], 50 * MS, true, 100 * MS);
-        assert!(tick);
+        let a = rs.enqueue(7, 0, &[0, 1], 50 * MS, true, 100 * MS, ran(1, 2));
+        assert!(a.tick);
+        assert_eq!(a.closed, None, "no tick of a runner seen first");
+        let a = a.info;
         assert_eq!((a.deadline, a.wake_at, a.interval), (150 * MS, 100 * MS, 0));
-        let (b, tick) = rs.enqueue(7, 0, &[0, 1], 50 * MS, false, 120 * MS);
-        assert!(!tick);
-        assert_eq!(b.deadline, 150 * MS, "preempted mid-tick: same deadline");
-        let (c, tick) = rs.enqueue(7, 0, &[0, 1], 50 * MS, true, 150 * MS);
-        assert!(tick);
-        assert_eq!((c.deadline, c.interval), (200 * MS, 50 * MS));
-        assert_eq!(c.next_wake(), Some(200 * MS));
-        assert_eq!(c.home, a.home, "a runner keeps its home CPU");
+        let b = rs.enqueue(7, 0, &[0, 1], 50 * MS, false, 120 * MS, ran(105, 120));
+        assert!(!b.tick);
+        assert_eq!(
+            b.info.deadline,
+            150 * MS,
+            "preempted mid-tick: same deadline"
+        );
+        let c = rs.enqueue(7, 0, &[0, 1], 50 * MS, true, 150 * MS, ran(125, 140));
+        assert!(c.tick);
+        assert_eq!((c.info.deadline, c.info.interval), (200 * MS, 50 * MS));
+        assert_eq!(c.info.next_wake(), Some(200 * MS));
+        assert_eq!(c.info.home, a.home, "a runner keeps its home CPU");
+        // the tick woke at 100, first ran at 105 (not 125), slept at 140
+        assert_eq!(
+            c.closed,
+            Some(TickOutcome {
+                group: 0,
+                lateness_ns: 5 * MS,
+                overshoot_ns: None
+            })
+        );
+    }
+
+    #[test]
+    fn a_tick_that_sleeps_after_its_deadline_is_a_miss() {
+        let mut rs = Runners::default();
+        rs.enqueue(7, 0, &[0], 20 * MS, true, 0, None);
+        let e = rs.enqueue(7, 0, &[0], 20 * MS, true, 50 * MS, ran(2, 27));
+        let o = e.closed.unwrap();
+        assert_eq!((o.lateness_ns, o.overshoot_ns), (2 * MS, Some(7 * MS)));
+        // a stint from before the tick's wake closes nothing
+        let e = rs.enqueue(7, 0, &[0], 20 * MS, true, 100 * MS, ran(2, 27));
+        assert_eq!(e.closed, None);
+    }
+
+    #[test]
+    fn the_clock_offset_is_the_smallest_difference_per_window() {
+        let mut c = ClockOffset::default();
+        assert_eq!(c.mono(5), None);
+        c.sample(1_000 + 300, 1_000); // ran 300 ns after the stamp
+        c.sample(2_000 + 100, 2_000);
+        assert_eq!(c.mono(10_000), Some(10_300), "first sample used at once");
+        c.roll();
+        assert_eq!(c.mono(10_000), Some(10_100));
+        c.sample(3_000 + 150, 3_000); // the clocks drifted
+        c.roll();
+        assert_eq!(c.mono(10_000), Some(10_150));
+        c.roll(); // an empty window keeps the last estimate
+        assert_eq!(c.mono(10_000), Some(10_150));
+        assert_eq!(c.mono(0), None, "0: never ran");
     }
 
     #[test]
     fn new_runners_spread_over_the_home_cpus() {
         let mut rs = Runners::default();
         let homes: Vec<usize> = (1..=4)
-            .map(|pid| rs.enqueue(pid, 0, &[0, 1], MS, true, 0).0.home)
+            .map(|pid| rs.enqueue(pid, 0, &[0, 1], MS, true, 0, None).info.home)
             .collect();
         assert_eq!(homes.iter().filter(|&&h| h == 0).count(), 2);
         assert_eq!(homes.iter().filter(|&&h| h == 1).count(), 2);

@@ -9,15 +9,19 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use libbpf_rs::OpenObject;
-use log::{info, warn};
+use log::warn;
 use scx_tick::cli::RunArgs;
 use scx_tick::config::Plan;
 use scx_tick::dispatch;
+use scx_tick::report::{JsonSink, Reporter};
+use scx_tick::stats::{Counters, GroupCounters};
 use scx_utils::UserExitInfo;
 
 use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask, RL_CPU_ANY};
 use crate::classify::Classifier;
-use crate::policy::{EdfQueues, How, OtherDest, Pid, Runner, Runners, place_other};
+use crate::policy::{
+    ClockOffset, EdfQueues, How, OtherDest, Pid, Ran, Runner, Runners, TickOutcome, place_other,
+};
 
 /// CLOCK_MONOTONIC in ns: deadlines and wake times, as tick runners see them.
 fn now_ns() -> u64 {
@@ -64,35 +68,6 @@ fn thread_exists(pid: Pid) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// Counters with the names of the BPF mode's where they mean the same.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Totals {
-    pub ticks: u64,
-    pub dispatch_local: u64,
-    pub dispatch_global: u64,
-    pub dispatch_stolen: u64,
-    pub dispatch_other: u64,
-    pub steals_refused: u64,
-    pub lends: u64,
-}
-
-impl Totals {
-    pub fn summary(&self, bounced: u64, congested: u64) -> String {
-        format!(
-            "ticks={} dispatch_local={} dispatch_global={} dispatch_stolen={} dispatch_other={} steals_refused={} lends={} bounced={} congested={}",
-            self.ticks,
-            self.dispatch_local,
-            self.dispatch_global,
-            self.dispatch_stolen,
-            self.dispatch_other,
-            self.steals_refused,
-            self.lends,
-            bounced,
-            congested
-        )
-    }
-}
-
 pub struct Sched<'a> {
     bpf: BpfScheduler<'a>,
     plan: &'a Plan,
@@ -105,8 +80,13 @@ pub struct Sched<'a> {
     other_rr: usize,
     /// Other work the dispatch ring had no room for: sent next round.
     backlog: VecDeque<QueuedTask>,
-    pub totals: Totals,
+    clock: ClockOffset,
+    /// The BPF mode's counters, kept here: same names, same meaning.
+    pub counters: Counters,
+    pub groups: Vec<GroupCounters>,
     print_every: Option<Duration>,
+    json: Option<JsonSink>,
+    verbose: bool,
 }
 
 impl<'a> Sched<'a> {
@@ -139,6 +119,8 @@ impl<'a> Sched<'a> {
             work_stealing: plan.work_stealing,
             steal_threshold_ns: plan.steal_threshold_ns,
         };
+        // files are opened before rustland forbids new mappings
+        let json = args.stats_json.as_deref().map(JsonSink::open).transpose()?;
         lock_memory_now()?;
         let bpf = BpfScheduler::init(
             open_object,
@@ -161,8 +143,12 @@ impl<'a> Sched<'a> {
             other_cpus,
             other_rr: 0,
             backlog: VecDeque::new(),
-            totals: Totals::default(),
+            clock: ClockOffset::default(),
+            counters: Counters::default(),
+            groups: vec![GroupCounters::default(); plan.groups.len()],
             print_every: (args.stats > 0.0).then(|| Duration::from_secs_f64(args.stats)),
+            json,
+            verbose: args.verbose > 0,
         })
     }
 
@@ -187,20 +173,37 @@ impl<'a> Sched<'a> {
     /// One round: drain the queued tasks, poll free tick CPUs, place others.
     fn schedule(&mut self) {
         let now = now_ns();
+        let ran_at = self
+            .bpf
+            .skel
+            .maps
+            .bss_data
+            .as_ref()
+            .map_or(0, |b| b.usersched_last_run_at);
+        self.clock.sample(now, ran_at);
         let mut others = std::mem::take(&mut self.backlog);
         while let Ok(Some(t)) = self.bpf.dequeue_task() {
             match self.classifier.group(t.pid, now) {
                 Some(g) => {
                     let fresh = t.exec_runtime == 0;
-                    let (info, tick) = self.runners.enqueue(
+                    let ran = self.clock.mono(t.start_ts).zip(self.clock.mono(t.stop_ts));
+                    let e = self.runners.enqueue(
                         t.pid,
                         g,
                         &self.group_homes[g],
                         self.plan.groups[g].deadline_ns,
                         fresh,
                         now,
+                        ran.map(|(start, stop)| Ran { start, stop }),
                     );
-                    self.totals.ticks += tick as u64;
+                    if let Some(o) = e.closed {
+                        self.account(o);
+                    }
+                    if e.tick {
+                        self.counters.ticks += 1;
+                        self.groups[g].ticks += 1;
+                    }
+                    let info = e.info;
                     let r = Runner {
                         pid: t.pid,
                         enq_cnt: t.enq_cnt,
@@ -232,12 +235,17 @@ impl<'a> Sched<'a> {
                 continue;
             }
             match s.how {
-                How::Local => self.totals.dispatch_local += 1,
-                How::Global => self.totals.dispatch_global += 1,
-                How::Stolen => self.totals.dispatch_stolen += 1,
+                How::Local => self.counters.dispatch_local += 1,
+                How::Global => self.counters.dispatch_global += 1,
+                How::Stolen => {
+                    self.counters.dispatch_stolen += 1;
+                    if let Some(g) = group {
+                        self.groups[g].stolen += 1;
+                    }
+                }
             }
         }
-        self.totals.steals_refused = self.queues.steals_refused;
+        self.counters.steals_refused = self.queues.steals_refused;
 
         if !others.is_empty() {
             let nr = self.plan.tick_cpus.len();
@@ -279,8 +287,8 @@ impl<'a> Sched<'a> {
                     self.backlog.extend(others.drain(..));
                     break;
                 }
-                self.totals.dispatch_other += 1;
-                self.totals.lends += matches!(dest, OtherDest::Lend { .. }) as u64;
+                self.counters.dispatch_other += 1;
+                self.counters.lends += matches!(dest, OtherDest::Lend { .. }) as u64;
             }
         }
 
@@ -288,9 +296,20 @@ impl<'a> Sched<'a> {
             .notify_complete((self.queues.held() + self.backlog.len()) as u64);
     }
 
+    /// A finished tick, counted as the BPF mode counts it.
+    fn account(&mut self, o: TickOutcome) {
+        let g = &mut self.groups[o.group];
+        self.counters.late_starts += g.add_start(o.lateness_ns) as u64;
+        if let Some(over) = o.overshoot_ns {
+            g.add_miss(over);
+            self.counters.misses += 1;
+        }
+    }
+
     /// Forget runners that exited and cached answers nobody asks for.
     fn housekeeping(&mut self) {
         let now = now_ns();
+        self.clock.roll();
         self.classifier.expire(now);
         let gone: Vec<Pid> = self
             .runners
@@ -306,33 +325,38 @@ impl<'a> Sched<'a> {
         }
     }
 
-    pub fn run(&mut self) -> Result<UserExitInfo> {
+    pub fn run(&mut self, reporter: &mut Reporter) -> Result<UserExitInfo> {
         let mut last_housekeeping = Instant::now();
-        let mut last_print = Instant::now();
-        let mut printed = self.totals;
+        let every = self
+            .print_every
+            .or(self.json.is_some().then_some(Duration::from_secs(1)));
+        let (mut print_at, mut print_prev) = (Instant::now(), self.groups.clone());
         while !self.bpf.exited() {
             self.schedule();
             if last_housekeeping.elapsed() >= Duration::from_secs(1) {
                 self.housekeeping();
                 last_housekeeping = Instant::now();
             }
-            if let Some(every) = self.print_every
-                && last_print.elapsed() >= every
+            if let Some(every) = every
+                && print_at.elapsed() >= every
             {
-                let t = self.totals;
-                info!(
-                    "userspace: ticks {} | runners sent local {} stolen {} (refused {}) | other {} lent {} | runners {} waiting {}",
-                    t.ticks - printed.ticks,
-                    t.dispatch_local - printed.dispatch_local,
-                    t.dispatch_stolen - printed.dispatch_stolen,
-                    t.steals_refused - printed.steals_refused,
-                    t.dispatch_other - printed.dispatch_other,
-                    t.lends - printed.lends,
-                    self.runners.by_pid.len(),
-                    self.queues.held()
-                );
-                printed = t;
-                last_print = Instant::now();
+                let secs = print_at.elapsed().as_secs_f64();
+                let m = reporter.metrics(&self.counters, &self.groups, &print_prev, secs);
+                if self.print_every.is_some() {
+                    reporter.print(&m, &[]);
+                    if self.verbose {
+                        println!(
+                            "  userspace: {} runners known, {} waiting, {}",
+                            self.runners.by_pid.len(),
+                            self.queues.held(),
+                            self.counters.summary()
+                        );
+                    }
+                }
+                if let Some(j) = &mut self.json {
+                    j.write(&m)?;
+                }
+                (print_at, print_prev) = (Instant::now(), self.groups.clone());
             }
         }
         self.bpf.shutdown_and_report()
