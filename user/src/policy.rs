@@ -208,6 +208,10 @@ pub struct RunnerInfo {
     pub interval: u64,
     /// When the current tick first got a CPU (seen once it is preempted).
     pub first_start: Option<u64>,
+    /// The current tick began with a wake-up: a runner first seen while
+    /// running (it was moved into the group) has no tick to count yet, as
+    /// in BPF, where ticks start at wake-ups only.
+    pub counted: bool,
 }
 
 impl RunnerInfo {
@@ -278,13 +282,14 @@ impl Runners {
             wake_at: now,
             interval: 0,
             first_start: None,
+            counted: false,
         });
         info.home = home;
         let mut closed = None;
-        let tick = fresh || known.is_none();
+        let tick = fresh;
         if let (Some(prev), Some(ran)) = (known, ran) {
             let start = prev.first_start.unwrap_or(ran.start);
-            if fresh && ran.stop >= prev.wake_at {
+            if fresh && prev.counted && ran.stop >= prev.wake_at {
                 // a stint before this tick's wake is not this tick's
                 closed = Some(TickOutcome {
                     group,
@@ -308,6 +313,7 @@ impl Runners {
             info.wake_at = now;
             info.deadline = now + rel_deadline;
             info.first_start = None;
+            info.counted = true;
         }
         self.by_pid.insert(pid, info);
         Enqueued { info, tick, closed }
@@ -353,12 +359,12 @@ impl ClockOffset {
         }
         let d = mono as i64 - bpf as i64;
         self.window_min = Some(self.window_min.map_or(d, |m| m.min(d)));
-        if self.offset.is_none() {
-            self.offset = self.window_min;
-        }
+        // a smaller difference is a better estimate at once
+        self.offset = Some(self.offset.map_or(d, |o| o.min(d)));
     }
 
-    /// Start a new window (once a second).
+    /// Start a new window (once a second): the last window's minimum
+    /// replaces the estimate, so it can also grow with drift.
     pub fn roll(&mut self) {
         if self.window_min.is_some() {
             self.offset = self.window_min;
@@ -580,6 +586,22 @@ mod tests {
     }
 
     #[test]
+    fn a_runner_first_seen_while_running_has_no_tick_to_count() {
+        let mut rs = Runners::default();
+        let e = rs.enqueue(7, 0, &[0], 50 * MS, false, 0, ran(0, 1));
+        assert!(!e.tick);
+        assert_eq!(
+            e.info.deadline,
+            50 * MS,
+            "it still gets a deadline to queue by"
+        );
+        // it sleeps 80 ms later: no miss, the tick was never started
+        let e = rs.enqueue(7, 0, &[0], 50 * MS, true, 100 * MS, ran(2, 80));
+        assert!(e.tick);
+        assert_eq!(e.closed, None);
+    }
+
+    #[test]
     fn a_tick_that_sleeps_after_its_deadline_is_a_miss() {
         let mut rs = Runners::default();
         rs.enqueue(7, 0, &[0], 20 * MS, true, 0, None);
@@ -596,8 +618,14 @@ mod tests {
         let mut c = ClockOffset::default();
         assert_eq!(c.mono(5), None);
         c.sample(1_000 + 300, 1_000); // ran 300 ns after the stamp
+        assert_eq!(
+            c.mono(10_000),
+            Some(10_300),
+            "the first sample is used at once"
+        );
         c.sample(2_000 + 100, 2_000);
-        assert_eq!(c.mono(10_000), Some(10_300), "first sample used at once");
+        assert_eq!(c.mono(10_000), Some(10_100), "and a better one too");
+        c.sample(2_500 + 900, 2_500); // a stale stamp changes nothing
         c.roll();
         assert_eq!(c.mono(10_000), Some(10_100));
         c.sample(3_000 + 150, 3_000); // the clocks drifted

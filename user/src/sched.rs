@@ -346,9 +346,10 @@ impl<'a> Sched<'a> {
                     reporter.print(&m, &[]);
                     if self.verbose {
                         println!(
-                            "  userspace: {} runners known, {} waiting, {}",
+                            "  userspace: {} runners known, {} waiting, clock offset {:?}, {}",
                             self.runners.by_pid.len(),
                             self.queues.held(),
+                            self.clock,
                             self.counters.summary()
                         );
                     }
