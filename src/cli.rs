@@ -179,12 +179,21 @@ pub fn finish(result: anyhow::Result<()>) -> std::process::ExitCode {
 }
 
 pub fn init_logging(verbose: u8) {
+    init_logging_to(verbose, None);
+}
+
+/// Logging to `target` (stderr when None).
+pub fn init_logging_to(verbose: u8, target: Option<Box<dyn std::io::Write + Send>>) {
     let level = match verbose {
         0 => log::LevelFilter::Info,
         1 => log::LevelFilter::Debug,
         _ => log::LevelFilter::Trace,
     };
-    env_logger::Builder::new()
+    let mut builder = env_logger::Builder::new();
+    if let Some(t) = target {
+        builder.target(env_logger::Target::Pipe(t));
+    }
+    builder
         .filter_level(level)
         .parse_env("RUST_LOG")
         .format(|buf, record| {

@@ -97,6 +97,11 @@ impl JsonSink {
         Ok(JsonSink(Box::new(LineWriter::new(f))))
     }
 
+    /// JSON lines to any writer (the userspace mode's non-blocking stdout).
+    pub fn from_writer(w: Box<dyn Write>) -> JsonSink {
+        JsonSink(w)
+    }
+
     pub fn write(&mut self, m: &Metrics) -> Result<()> {
         serde_json::to_writer(&mut self.0, m)?;
         self.0.write_all(b"\n")?;
@@ -159,12 +164,23 @@ impl Reporter {
     /// The live view: a line per group, per-CPU dispatches with -v, and a
     /// rate-limited summary of the miss events since the last call.
     pub fn print(&mut self, m: &Metrics, per_cpu: &[(usize, Counters)]) {
+        // stdout gone (closed pipe): nothing to show it to
+        let _ = self.write_live(&mut std::io::stdout().lock(), m, per_cpu);
+    }
+
+    /// The live view to `out`.
+    pub fn write_live(
+        &mut self,
+        out: &mut dyn Write,
+        m: &Metrics,
+        per_cpu: &[(usize, Counters)],
+    ) -> std::io::Result<()> {
         for (name, g) in &m.groups {
-            println!("{}", g.line(name));
+            writeln!(out, "{}", g.line(name))?;
         }
         if self.verbose {
             for (cpu, c) in per_cpu {
-                println!("  cpu{cpu:<3} {}", c.summary());
+                writeln!(out, "  cpu{cpu:<3} {}", c.summary())?;
             }
         }
         let events = std::mem::take(&mut self.events);
@@ -174,18 +190,20 @@ impl Reporter {
                 .get(e.group as usize)
                 .map(String::as_str)
                 .unwrap_or("?");
-            println!(
+            writeln!(
+                out,
                 "  miss: tid {} ({}) in {group} on cpu {} overshoot {}{}",
                 e.tid,
                 e.comm,
                 e.cpu,
                 fmt_us(e.overshoot_ns as f64 / 1e3),
                 if e.stolen { " (stolen)" } else { "" }
-            );
+            )?;
         }
         if events.len() > EVENTS_SHOWN {
-            println!("  ... and {} more misses", events.len() - EVENTS_SHOWN);
+            writeln!(out, "  ... and {} more misses", events.len() - EVENTS_SHOWN)?;
         }
+        Ok(())
     }
 
     /// Totals per group on exit.

@@ -27,7 +27,12 @@ note "heavy: scx_tick --userspace $scx_heavy misses, tickload $own_heavy; light:
 ((own_heavy > 100)) || fail "the heavy group should miss nearly every tick (tickload: $own_heavy)"
 python3 -c "import sys; a,b=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if abs(a-b) <= 0.05*b else 1)" \
   "$scx_heavy" "$own_heavy" || fail "heavy misses differ by more than 5%: scx_tick $scx_heavy, tickload $own_heavy"
-((scx_light <= own_light)) || fail "scx_tick reports $scx_light misses for the light group, the workload saw $own_light"
+# Every thread of the group is a runner to the scheduler: tickload's main
+# thread and each runner's first and last wake-ups (spawn to barrier, last
+# tick to exit) are ticks the workload does not count, and under emulation
+# one of them can take longer than a period. Allow one such miss per thread
+# (3); a real miscount of the workload's 320 ticks would show more.
+((scx_light <= own_light + 3)) || fail "scx_tick reports $scx_light misses for the light group, the workload saw $own_light"
 python3 - "$WORK/stats.jsonl" <<'PY' || fail "the JSON stream is broken"
 import json, sys
 prev = None

@@ -2,7 +2,7 @@
 # scx_tick's deadline-miss statistics agree with the workload's own log of
 # every tick: a group whose work exceeds its deadline reports the misses
 # tickload counted (within 5%), a light group reports no miss the workload
-# did not see itself (none, barring emulation stalls); the JSON stream
+# did not see itself (beyond one per thread for its spawn and exit); the JSON stream
 # parses and never goes backwards; --monitor from a second process receives
 # data; the OpenMetrics endpoint answers with valid exposition text.
 source "$(dirname "$0")/../lib.sh"
@@ -59,7 +59,12 @@ python3 -c "import sys; a,b=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if abs
 own_light_ticks=$(json_field "$WORK/light.json" ticks)
 ((own_light * 100 <= own_light_ticks)) || fail "the light workload itself missed $own_light of $own_light_ticks deadlines"
 # scx_tick never reports a miss that did not happen: zero when none did
-((scx_light <= own_light)) || fail "scx_tick reports $scx_light misses for the light group, the workload saw $own_light"
+# Every thread of the group is a runner to the scheduler: tickload's main
+# thread and each runner's first and last wake-ups (spawn to barrier, last
+# tick to exit) are ticks the workload does not count, and under emulation
+# one of them can take longer than a period. Allow one such miss per thread
+# (3); a real miscount of the workload's 320 ticks would show more.
+((scx_light <= own_light + 3)) || fail "scx_tick reports $scx_light misses for the light group, the workload saw $own_light"
 
 # the JSON stream: one object per line, counters never go backwards
 python3 - "$WORK/stats.jsonl" <<'PY' || fail "the JSON stream is broken"

@@ -7,6 +7,7 @@ mod bpf;
 mod bpf_intf;
 mod bpf_skel;
 mod classify;
+mod output;
 mod policy;
 mod sched;
 
@@ -37,8 +38,11 @@ fn run(args: &cli::RunArgs) -> Result<()> {
     let mut s = sched::Sched::init(&plan, args, &mut open_object)?;
     let uei = s.run(&mut reporter)?;
     let (bounced, congested) = (s.bounced(), s.congested());
-    let (counters, groups) = (s.counters, s.groups.clone());
+    let (counters, groups, dropped) = (s.counters, s.groups.clone(), s.out.dropped());
     drop(s);
+    if dropped > 0 {
+        log::warn!("{dropped} bytes of statistics were dropped while their reader was behind");
+    }
     // the BPF mode's exit lines, plus what only rustland counts
     reporter.summary(&groups);
     println!(
@@ -58,7 +62,11 @@ fn run(args: &cli::RunArgs) -> Result<()> {
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    cli::init_logging(cli.run.verbose);
+    // log lines must not block the scheduling thread either
+    cli::init_logging_to(
+        cli.run.verbose,
+        Some(Box::new(output::NonBlocking::reopen(2))),
+    );
     let result = match cli.command {
         Some(_) => Err(anyhow::anyhow!(
             "scx_tick_user only schedules; run subcommands with scx_tick"

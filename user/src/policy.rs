@@ -138,53 +138,70 @@ impl EdfQueues {
     }
 
     /// Poll every free tick CPU once, in order. `on_cpu(pid)` tells whether
-    /// a runner sent earlier is still runnable (then its CPU stays busy).
-    pub fn poll(&mut self, now: u64, on_cpu: &mut dyn FnMut(Pid) -> bool) -> Vec<Send> {
+    /// a runner sent earlier is still runnable (then its CPU stays busy);
+    /// `allowed(pid, i)` whether a runner may run on tick CPU i.
+    pub fn poll(
+        &mut self,
+        now: u64,
+        on_cpu: &mut dyn FnMut(Pid) -> bool,
+        allowed: &dyn Fn(Pid, usize) -> bool,
+    ) -> Vec<Send> {
         let mut sends = Vec::new();
+        if self.index.is_empty() {
+            return sends;
+        }
+        self.refresh(on_cpu);
         let nr = self.local.len();
         for me in 0..nr {
-            if self.index.is_empty() {
-                break;
+            if self.busy(me) {
+                continue;
             }
-            if let Some(pid) = self.inflight[me] {
-                if on_cpu(pid) {
-                    continue;
-                }
-                self.inflight[me] = None;
-            }
-            // Count steal candidates looked at: each one is stolen or refused.
+            // Only a busy CPU's queue is a steal candidate (a free one
+            // takes its own head in this round); each candidate head
+            // looked at is stolen or refused.
             let looked = std::cell::Cell::new(0u64);
-            let local = &self.local;
+            let (local, inflight) = (&self.local, &self.inflight);
             let peek = |j: usize| {
-                let h = head(&local[j]);
-                if j != me && h.is_some() {
-                    looked.set(looked.get() + 1);
+                if j == me {
+                    return head(&local[j]);
                 }
-                h
+                let (_, r) = local[j].first_key_value()?;
+                if inflight[j].is_none() || !allowed(r.pid, me) {
+                    return None;
+                }
+                looked.set(looked.get() + 1);
+                head(&local[j])
             };
+            // the global queue's first runner that may run here
+            let global = self
+                .global
+                .iter()
+                .find(|(_, r)| allowed(r.pid, me))
+                .map(|(k, r)| (*k, *r));
             let pick = dispatch::poll(
                 self.policy,
                 now,
                 me,
                 nr,
                 &mut self.steal_rr[me],
-                head(&self.global),
+                global.map(|(_, r)| Head {
+                    deadline: r.deadline,
+                    wake_at: r.wake_at,
+                }),
                 &peek,
             );
             let stolen = matches!(pick, Pick::Steal(_)) as u64;
             self.steals_refused += looked.get() - stolen;
-            let (queue, how) = match pick {
-                Pick::Local => (me, How::Local),
-                Pick::Steal(v) => (v, How::Stolen),
-                Pick::Global => (usize::MAX, How::Global),
+            let (runner, how) = match pick {
+                Pick::Local => (self.local[me].pop_first().map(|(_, r)| r), How::Local),
+                Pick::Steal(v) => (self.local[v].pop_first().map(|(_, r)| r), How::Stolen),
+                Pick::Global => (
+                    global.and_then(|(k, _)| self.global.remove(&k)),
+                    How::Global,
+                ),
                 Pick::Nothing => continue,
             };
-            let q = if queue == usize::MAX {
-                &mut self.global
-            } else {
-                &mut self.local[queue]
-            };
-            let (_, runner) = q.pop_first().expect("poll picked an empty queue");
+            let runner = runner.expect("poll picked an empty queue");
             self.index.remove(&runner.pid);
             self.inflight[me] = Some(runner.pid);
             sends.push(Send {
@@ -192,6 +209,9 @@ impl EdfQueues {
                 cpu_idx: me,
                 how,
             });
+            if self.index.is_empty() {
+                break;
+            }
         }
         sends
     }
@@ -382,48 +402,71 @@ impl ClockOffset {
 /// Where other (non-tick) work goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OtherDest {
-    /// The shared queue, which idle tick CPUs take from too: lent, with
-    /// the slice clipped so it ends before the next predicted runner wake.
-    Lend { slice_ns: u64 },
-    /// This non-tick CPU, full slice.
-    Cpu(usize),
+    /// Lent to this free tick CPU (an index into the tick CPUs) for a slice
+    /// that ends before its runners' next predicted wake.
+    Lend { cpu_idx: usize, slice_ns: u64 },
+    /// A non-tick CPU, full slice (the caller picks which).
+    Other,
 }
 
-/// Shortest lend worth a context switch.
+/// Shortest lend worth it here: a lend costs a round trip through this
+/// scheduler (BPF lends down to 50 us).
 pub const MIN_LEND_NS: u64 = 500_000;
 
-/// Lend only while some tick CPU is free (nothing sent, nothing waiting
-/// for it) and its next predicted runner wake, minus the run-tasks buffer,
-/// is at least `MIN_LEND_NS` away; the slice ends before the earliest such
-/// wake. Otherwise the next non-tick CPU, round-robin from `rr`.
-#[allow(clippy::too_many_arguments)]
-pub fn place_other(
-    now: u64,
-    mid_tick: bool,
-    free: &[bool],
-    next_wakes: &[Option<u64>],
-    buffer_ns: u64,
-    slice_ns: u64,
-    other_cpus: &[usize],
-    rr: &mut usize,
-) -> OtherDest {
-    if mid_tick {
-        let gaps = free
-            .iter()
-            .zip(next_wakes)
-            .filter(|(f, _)| **f)
-            .map(|(_, w)| match w {
-                Some(w) => w.saturating_sub(buffer_ns).saturating_sub(now),
-                None => slice_ns,
-            });
-        if let Some(gap) = gaps.filter(|&g| g >= MIN_LEND_NS).min() {
-            return OtherDest::Lend {
-                slice_ns: gap.min(slice_ns),
-            };
+/// How long other work may run on a tick CPU whose runners next wake at
+/// `next_wake`: `lend_window()` in bpf/main.bpf.c.
+pub fn lend_window(now: u64, next_wake: Option<u64>, buffer_ns: u64, slice_ns: u64) -> u64 {
+    match next_wake {
+        Some(w) if w > now => (w - now).saturating_sub(buffer_ns),
+        _ => slice_ns, // no prediction, or it is already due: a full slice
+    }
+}
+
+/// Lends tick CPUs to other work one task at a time: a free tick CPU
+/// (no runner sent, none waiting for it) with a window of at least
+/// `MIN_LEND_NS` gets one task, and no other until that slice is over.
+pub struct Lender {
+    lent_until: Vec<u64>,
+    rr: usize,
+}
+
+impl Lender {
+    pub fn new(nr_tick_cpus: usize) -> Lender {
+        Lender {
+            lent_until: vec![0; nr_tick_cpus],
+            rr: 0,
         }
     }
-    *rr = (*rr + 1) % other_cpus.len();
-    OtherDest::Cpu(other_cpus[*rr])
+
+    /// `free[i]`, `next_wakes[i]`: tick CPU i's state this round;
+    /// `may_run(i)`: the task's affinity allows tick CPU i.
+    pub fn place(
+        &mut self,
+        now: u64,
+        free: &[bool],
+        next_wakes: &[Option<u64>],
+        buffer_ns: u64,
+        slice_ns: u64,
+        may_run: &dyn Fn(usize) -> bool,
+    ) -> OtherDest {
+        let nr = free.len();
+        for k in 0..nr {
+            let i = (self.rr + k) % nr;
+            if !free[i] || self.lent_until[i] > now || !may_run(i) {
+                continue;
+            }
+            let window = lend_window(now, next_wakes[i], buffer_ns, slice_ns).min(slice_ns);
+            if window >= MIN_LEND_NS {
+                self.lent_until[i] = now + window;
+                self.rr = i + 1;
+                return OtherDest::Lend {
+                    cpu_idx: i,
+                    slice_ns: window,
+                };
+            }
+        }
+        OtherDest::Other
+    }
 }
 
 #[cfg(test)]
@@ -450,12 +493,16 @@ mod tests {
         false
     }
 
+    fn anywhere(_: Pid, _: usize) -> bool {
+        true
+    }
+
     #[test]
     fn a_free_cpu_takes_its_earliest_deadline_first() {
         let mut q = EdfQueues::new(2, POLICY);
         q.push(Some(0), runner(1, 50 * MS, 0));
         q.push(Some(0), runner(2, 20 * MS, 0));
-        let sends = q.poll(MS, &mut never_on_cpu);
+        let sends = q.poll(MS, &mut never_on_cpu, &anywhere);
         assert_eq!(sends.len(), 1, "CPU 1 steals nothing that is not late");
         assert_eq!((sends[0].runner.pid, sends[0].how), (2, How::Local));
         assert_eq!(q.held(), 1);
@@ -466,12 +513,12 @@ mod tests {
         let mut q = EdfQueues::new(1, POLICY);
         q.push(Some(0), runner(1, 10 * MS, 0));
         q.push(Some(0), runner(2, 20 * MS, 0));
-        assert_eq!(q.poll(0, &mut never_on_cpu).len(), 1);
+        assert_eq!(q.poll(0, &mut never_on_cpu, &anywhere).len(), 1);
         // runner 1 still runs: runner 2 waits
-        assert!(q.poll(MS, &mut |p| p == 1).is_empty());
+        assert!(q.poll(MS, &mut |p| p == 1, &anywhere).is_empty());
         assert!(q.busy(0));
         // runner 1 slept: the CPU is free again
-        let sends = q.poll(2 * MS, &mut never_on_cpu);
+        let sends = q.poll(2 * MS, &mut never_on_cpu, &anywhere);
         assert_eq!(sends[0].runner.pid, 2);
     }
 
@@ -481,11 +528,11 @@ mod tests {
         q.push(Some(0), runner(1, 50 * MS, 0));
         q.push(Some(0), runner(2, 60 * MS, 0));
         // CPU 0 takes runner 1; at 2 ms runner 2 is not late enough for CPU 1
-        let sends = q.poll(2 * MS, &mut never_on_cpu);
+        let sends = q.poll(2 * MS, &mut never_on_cpu, &anywhere);
         assert_eq!(sends.len(), 1);
         assert_eq!(q.steals_refused, 1);
         // at 4 ms it is: CPU 1 steals it while CPU 0 is still busy
-        let sends = q.poll(4 * MS, &mut |p| p == 1);
+        let sends = q.poll(4 * MS, &mut |p| p == 1, &anywhere);
         assert_eq!(
             sends,
             vec![Send {
@@ -494,6 +541,32 @@ mod tests {
                 how: How::Stolen
             }]
         );
+    }
+
+    #[test]
+    fn a_free_cpu_is_not_robbed_in_the_same_round() {
+        let mut q = EdfQueues::new(2, POLICY);
+        q.push(Some(1), runner(1, 50 * MS, 0));
+        // late by 10 ms, yet CPU 1 is free and takes it itself
+        let sends = q.poll(10 * MS, &mut never_on_cpu, &anywhere);
+        assert_eq!((sends[0].cpu_idx, sends[0].how), (1, How::Local));
+        assert_eq!(q.steals_refused, 0);
+    }
+
+    #[test]
+    fn runners_go_only_where_their_affinity_allows() {
+        let mut q = EdfQueues::new(2, POLICY);
+        // runner 2 may not run on tick CPU 0
+        let allowed = |p: Pid, i: usize| p != 2 || i != 0;
+        q.push(None, runner(2, 10 * MS, 0));
+        let sends = q.poll(MS, &mut never_on_cpu, &allowed);
+        assert_eq!((sends[0].runner.pid, sends[0].cpu_idx), (2, 1));
+        // a late runner homed on busy CPU 1 is not stolen by CPU 0
+        q.push(Some(1), runner(3, 50 * MS, 0));
+        q.push(Some(1), runner(2, 60 * MS, 0));
+        q.poll(MS, &mut never_on_cpu, &allowed);
+        let sends = q.poll(20 * MS, &mut |p| p == 3, &allowed);
+        assert!(sends.is_empty(), "{sends:?}");
     }
 
     #[test]
@@ -507,8 +580,8 @@ mod tests {
         );
         q.push(Some(0), runner(1, 50 * MS, 0));
         q.push(Some(0), runner(2, 60 * MS, 0));
-        q.poll(0, &mut never_on_cpu);
-        assert!(q.poll(40 * MS, &mut |p| p == 1).is_empty());
+        q.poll(0, &mut never_on_cpu, &anywhere);
+        assert!(q.poll(40 * MS, &mut |p| p == 1, &anywhere).is_empty());
     }
 
     #[test]
@@ -516,7 +589,7 @@ mod tests {
         let mut q = EdfQueues::new(1, POLICY);
         q.push(Some(0), runner(1, 50 * MS, 0));
         q.push(None, runner(2, 5 * MS, 0));
-        let sends = q.poll(10 * MS, &mut never_on_cpu);
+        let sends = q.poll(10 * MS, &mut never_on_cpu, &anywhere);
         assert_eq!((sends[0].runner.pid, sends[0].how), (2, How::Global));
     }
 
@@ -532,7 +605,7 @@ mod tests {
             },
         );
         assert_eq!(q.held(), 1);
-        let sends = q.poll(0, &mut never_on_cpu);
+        let sends = q.poll(0, &mut never_on_cpu, &anywhere);
         assert_eq!(sends[0].runner.enq_cnt, 2);
         assert_eq!(q.held(), 0);
     }
@@ -541,7 +614,7 @@ mod tests {
     fn an_enqueue_frees_the_cpu_the_runner_was_sent_to() {
         let mut q = EdfQueues::new(1, POLICY);
         q.push(Some(0), runner(1, 10 * MS, 0));
-        q.poll(0, &mut never_on_cpu);
+        q.poll(0, &mut never_on_cpu, &anywhere);
         assert!(q.busy(0));
         q.push(Some(0), runner(1, 10 * MS, 0)); // preempted: back here
         assert!(!q.busy(0));
@@ -649,28 +722,56 @@ mod tests {
 
     #[test]
     fn other_work_is_lent_only_with_room_before_the_next_wake() {
-        let mut rr = 0;
-        let place = |free: &[bool], wakes: &[Option<u64>], mid: bool, rr: &mut usize| {
-            place_other(10 * MS, mid, free, wakes, MS / 10, 5 * MS, &[0, 3], rr)
-        };
-        // free tick CPU, runner due in 3 ms: lend 2.9 ms
+        const BUF: u64 = MS / 10;
+        let now = 10 * MS;
+        let all = |_: usize| true;
+        let mut l = Lender::new(2);
+        // tick CPU 1 is free, its runner is due in 3 ms: lent 2.9 ms
         assert_eq!(
-            place(&[true, false], &[Some(13 * MS), None], true, &mut rr),
+            l.place(
+                now,
+                &[false, true],
+                &[None, Some(13 * MS)],
+                BUF,
+                5 * MS,
+                &all
+            ),
             OtherDest::Lend {
-                slice_ns: 3 * MS - MS / 10
+                cpu_idx: 1,
+                slice_ns: 3 * MS - BUF
             }
         );
-        // no prediction: a full slice
-        assert_eq!(
-            place(&[true], &[None], true, &mut rr),
-            OtherDest::Lend { slice_ns: 5 * MS }
+        // one lend per CPU until its slice is over
+        let again = l.place(
+            now,
+            &[false, true],
+            &[None, Some(13 * MS)],
+            BUF,
+            5 * MS,
+            &all,
         );
-        // due too soon, or no free tick CPU, or lending off: a non-tick CPU
+        assert_eq!(again, OtherDest::Other);
+        // due too soon, or the task may not run there: not lent
+        let mut l = Lender::new(1);
+        let soon = [Some(now + MS / 2)];
         assert_eq!(
-            place(&[true], &[Some(10 * MS + MS / 2)], true, &mut rr),
-            OtherDest::Cpu(3)
+            l.place(now, &[true], &soon, BUF, 5 * MS, &all),
+            OtherDest::Other
         );
-        assert_eq!(place(&[false], &[None], true, &mut rr), OtherDest::Cpu(0));
-        assert_eq!(place(&[true], &[None], false, &mut rr), OtherDest::Cpu(3));
+        assert_eq!(
+            l.place(now, &[true], &[None], BUF, 5 * MS, &|_| false),
+            OtherDest::Other
+        );
+        // no prediction, or the wake is already past: a full slice, as in BPF
+        for wake in [None, Some(now - MS)] {
+            let mut l = Lender::new(1);
+            assert_eq!(
+                l.place(now, &[true], &[wake], BUF, 5 * MS, &all),
+                OtherDest::Lend {
+                    cpu_idx: 0,
+                    slice_ns: 5 * MS
+                }
+            );
+        }
     }
 }

@@ -3,13 +3,13 @@
 //! picked, with vtime = deadline; other work to a non-tick CPU, or lent to
 //! free tick CPUs through rustland's shared queue.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
 use std::mem::MaybeUninit;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use libbpf_rs::OpenObject;
-use log::warn;
 use scx_tick::cli::RunArgs;
 use scx_tick::config::Plan;
 use scx_tick::dispatch;
@@ -17,11 +17,15 @@ use scx_tick::report::{JsonSink, Reporter};
 use scx_tick::stats::{Counters, GroupCounters};
 use scx_utils::UserExitInfo;
 
-use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask, RL_CPU_ANY};
+use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask};
 use crate::classify::Classifier;
+use crate::output::NonBlocking;
 use crate::policy::{
-    ClockOffset, EdfQueues, How, OtherDest, Pid, Ran, Runner, Runners, TickOutcome, place_other,
+    ClockOffset, EdfQueues, How, Lender, OtherDest, Pid, Ran, Runner, Runners, TickOutcome,
 };
+
+/// sched_ext's SCX_ENQ_WAKEUP: the enqueue of a task that was asleep.
+const SCX_ENQ_WAKEUP: u64 = 1;
 
 /// CLOCK_MONOTONIC in ns: deadlines and wake times, as tick runners see them.
 fn now_ns() -> u64 {
@@ -68,6 +72,23 @@ fn thread_exists(pid: Pid) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// The CPUs `pid` may run on (asked only for tasks rustland reports as
+/// allowed on fewer CPUs than are online).
+fn affinity(pid: Pid) -> Option<Vec<usize>> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; the kernel fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        Some(
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect(),
+        )
+    }
+}
+
 pub struct Sched<'a> {
     bpf: BpfScheduler<'a>,
     plan: &'a Plan,
@@ -78,14 +99,21 @@ pub struct Sched<'a> {
     group_homes: Vec<Vec<usize>>,
     other_cpus: Vec<usize>,
     other_rr: usize,
+    nr_online: u64,
+    lender: Lender,
+    /// Tick CPUs (by index) a runner with a narrowed affinity may use.
+    runner_masks: HashMap<Pid, Vec<bool>>,
     /// Other work the dispatch ring had no room for: sent next round.
     backlog: VecDeque<QueuedTask>,
+    ring_full: u64,
     clock: ClockOffset,
+    last_ran_at: u64,
     /// The BPF mode's counters, kept here: same names, same meaning.
     pub counters: Counters,
     pub groups: Vec<GroupCounters>,
     print_every: Option<Duration>,
     json: Option<JsonSink>,
+    pub out: NonBlocking,
     verbose: bool,
 }
 
@@ -120,7 +148,15 @@ impl<'a> Sched<'a> {
             steal_threshold_ns: plan.steal_threshold_ns,
         };
         // files are opened before rustland forbids new mappings
-        let json = args.stats_json.as_deref().map(JsonSink::open).transpose()?;
+        let out = NonBlocking::reopen(1);
+        let json = match args.stats_json.as_deref() {
+            Some(p) if p == std::path::Path::new("-") => {
+                Some(JsonSink::from_writer(Box::new(out.clone())))
+            }
+            Some(p) => Some(JsonSink::open(p)?),
+            None => None,
+        };
+        let nr_online = online.cpus.len() as u64;
         lock_memory_now()?;
         let bpf = BpfScheduler::init(
             open_object,
@@ -142,12 +178,18 @@ impl<'a> Sched<'a> {
             group_homes,
             other_cpus,
             other_rr: 0,
+            nr_online,
+            lender: Lender::new(plan.tick_cpus.len()),
+            runner_masks: HashMap::new(),
             backlog: VecDeque::new(),
+            ring_full: 0,
             clock: ClockOffset::default(),
+            last_ran_at: 0,
             counters: Counters::default(),
             groups: vec![GroupCounters::default(); plan.groups.len()],
             print_every: (args.stats > 0.0).then(|| Duration::from_secs_f64(args.stats)),
             json,
+            out,
             verbose: args.verbose > 0,
         })
     }
@@ -160,13 +202,84 @@ impl<'a> Sched<'a> {
         *self.bpf.nr_sched_congested_mut()
     }
 
+    /// Hand a decision to rustland; false when its ring is full (counted,
+    /// reported with the statistics: logging here could block).
     fn send(&mut self, t: DispatchedTask) -> bool {
-        match self.bpf.dispatch_task(&t) {
-            Ok(()) => true,
-            Err(e) => {
-                warn!("dispatch ring full ({e}); retrying next round");
-                false
-            }
+        let ok = self.bpf.dispatch_task(&t).is_ok();
+        self.ring_full += !ok as u64;
+        ok
+    }
+
+    /// Tick CPU indices a task allowed on fewer than all CPUs may use.
+    fn tick_mask(&self, cpus: &[usize]) -> Vec<bool> {
+        self.plan
+            .tick_cpus
+            .iter()
+            .map(|c| cpus.contains(c))
+            .collect()
+    }
+
+    /// A runner's enqueue: tick bookkeeping, then into its EDF queue.
+    fn enqueue_runner(&mut self, t: &QueuedTask, g: usize, now: u64) -> bool {
+        // where its affinity lets it run: its home CPUs, other tick CPUs
+        // (the global queue), or no tick CPU at all (then it is other work)
+        let mask = (t.nr_cpus_allowed < self.nr_online)
+            .then(|| affinity(t.pid))
+            .flatten()
+            .map(|cpus| self.tick_mask(&cpus));
+        let homes: Vec<usize> = match &mask {
+            Some(m) => self.group_homes[g]
+                .iter()
+                .copied()
+                .filter(|&i| m[i])
+                .collect(),
+            None => self.group_homes[g].clone(),
+        };
+        let global = homes.is_empty();
+        if global && !mask.as_ref().is_some_and(|m| m.contains(&true)) {
+            return false;
+        }
+        match mask {
+            Some(m) => self.runner_masks.insert(t.pid, m),
+            None => self.runner_masks.remove(&t.pid),
+        };
+        let fresh = t.exec_runtime == 0 && t.flags & SCX_ENQ_WAKEUP != 0;
+        let ran = self.clock.mono(t.start_ts).zip(self.clock.mono(t.stop_ts));
+        let homes = if global { &self.group_homes[g] } else { &homes };
+        let e = self.runners.enqueue(
+            t.pid,
+            g,
+            homes,
+            self.plan.groups[g].deadline_ns,
+            fresh,
+            now,
+            ran.map(|(start, stop)| Ran { start, stop }),
+        );
+        if let Some(o) = e.closed {
+            self.account(o);
+        }
+        if e.tick {
+            self.counters.ticks += 1;
+            self.groups[g].ticks += 1;
+        }
+        let r = Runner {
+            pid: t.pid,
+            enq_cnt: t.enq_cnt,
+            flags: t.flags,
+            deadline: e.info.deadline,
+            wake_at: e.info.wake_at,
+        };
+        self.queues.push((!global).then_some(e.info.home), r);
+        true
+    }
+
+    /// `pid` is not (or no longer) a runner: nothing of it may stay queued
+    /// or hold a tick CPU.
+    fn not_a_runner(&mut self, pid: Pid) {
+        if self.runners.by_pid.remove(&pid).is_some() {
+            self.queues.forget(pid);
+            self.queues.left_cpu(pid);
+            self.runner_masks.remove(&pid);
         }
     }
 
@@ -180,44 +293,32 @@ impl<'a> Sched<'a> {
             .bss_data
             .as_ref()
             .map_or(0, |b| b.usersched_last_run_at);
-        self.clock.sample(now, ran_at);
+        // only a new stamp is a sample: between two stamps we may have
+        // run on without being switched out
+        if ran_at != self.last_ran_at {
+            self.clock.sample(now, ran_at);
+            self.last_ran_at = ran_at;
+        }
         let mut others = std::mem::take(&mut self.backlog);
+        let had_backlog = !others.is_empty();
         while let Ok(Some(t)) = self.bpf.dequeue_task() {
-            match self.classifier.group(t.pid, now) {
-                Some(g) => {
-                    let fresh = t.exec_runtime == 0;
-                    let ran = self.clock.mono(t.start_ts).zip(self.clock.mono(t.stop_ts));
-                    let e = self.runners.enqueue(
-                        t.pid,
-                        g,
-                        &self.group_homes[g],
-                        self.plan.groups[g].deadline_ns,
-                        fresh,
-                        now,
-                        ran.map(|(start, stop)| Ran { start, stop }),
-                    );
-                    if let Some(o) = e.closed {
-                        self.account(o);
-                    }
-                    if e.tick {
-                        self.counters.ticks += 1;
-                        self.groups[g].ticks += 1;
-                    }
-                    let info = e.info;
-                    let r = Runner {
-                        pid: t.pid,
-                        enq_cnt: t.enq_cnt,
-                        flags: t.flags,
-                        deadline: info.deadline,
-                        wake_at: info.wake_at,
-                    };
-                    self.queues.push(Some(info.home), r);
-                }
-                None => others.push_back(t),
+            if had_backlog {
+                // a newer enqueue replaces one still waiting to be sent
+                others.retain(|o| o.pid != t.pid);
+            }
+            let runner = match self.classifier.group(t.pid, now) {
+                Some(g) => self.enqueue_runner(&t, g, now),
+                None => false,
+            };
+            if !runner {
+                self.not_a_runner(t.pid);
+                others.push_back(t);
             }
         }
 
-        for s in self.queues.poll(now, &mut runnable) {
+        let masks = &self.runner_masks;
+        let allowed = |pid: Pid, i: usize| masks.get(&pid).is_none_or(|m| m[i]);
+        for s in self.queues.poll(now, &mut runnable, &allowed) {
             let r = s.runner;
             let group = self.runners.by_pid.get(&r.pid).map(|i| i.group);
             let slice_ns = group.map_or(self.plan.slice_ns, |g| self.plan.groups[g].deadline_ns);
@@ -249,34 +350,47 @@ impl<'a> Sched<'a> {
 
         if !others.is_empty() {
             let nr = self.plan.tick_cpus.len();
-            if self.plan.mid_tick_tasks {
+            let mid_tick = self.plan.mid_tick_tasks;
+            if mid_tick {
                 self.queues.refresh(&mut runnable);
             }
-            let free: Vec<bool> = (0..nr).map(|i| self.queues.free(i)).collect();
+            let free: Vec<bool> = (0..nr).map(|i| mid_tick && self.queues.free(i)).collect();
             let wakes = self.runners.next_wakes(nr);
             while let Some(t) = others.pop_front() {
-                let dest = place_other(
+                let cpus = (t.nr_cpus_allowed < self.nr_online)
+                    .then(|| affinity(t.pid))
+                    .flatten();
+                let may_run = |cpu: usize| cpus.as_ref().is_none_or(|c| c.contains(&cpu));
+                let tick_cpus = &self.plan.tick_cpus;
+                let dest = self.lender.place(
                     now,
-                    self.plan.mid_tick_tasks,
                     &free,
                     &wakes,
                     self.plan.run_tasks_buffer_ns,
                     self.plan.slice_ns,
-                    &self.other_cpus,
-                    &mut self.other_rr,
+                    &|i| may_run(tick_cpus[i]),
                 );
+                let prev = t.cpu as usize;
                 let (cpu, slice_ns) = match dest {
                     // a task that may run on one CPU only goes there, lent or not
-                    _ if t.nr_cpus_allowed == 1 => (t.cpu, self.plan.slice_ns),
-                    OtherDest::Lend { slice_ns } => (RL_CPU_ANY, slice_ns),
-                    OtherDest::Cpu(_) if self.other_cpus.contains(&(t.cpu as usize)) => {
-                        (t.cpu, self.plan.slice_ns)
+                    _ if t.nr_cpus_allowed == 1 => (prev, self.plan.slice_ns),
+                    OtherDest::Lend { cpu_idx, slice_ns } => (tick_cpus[cpu_idx], slice_ns),
+                    OtherDest::Other if self.other_cpus.contains(&prev) && may_run(prev) => {
+                        (prev, self.plan.slice_ns)
                     }
-                    OtherDest::Cpu(c) => (c as i32, self.plan.slice_ns),
+                    OtherDest::Other => {
+                        // the next non-tick CPU it may use; none: where it was
+                        let n = self.other_cpus.len();
+                        let pick = (1..=n)
+                            .map(|k| self.other_cpus[(self.other_rr + k) % n])
+                            .find(|&c| may_run(c));
+                        self.other_rr = (self.other_rr + 1) % n;
+                        (pick.unwrap_or(prev), self.plan.slice_ns)
+                    }
                 };
                 let ok = self.send(DispatchedTask {
                     pid: t.pid,
-                    cpu,
+                    cpu: cpu as i32,
                     flags: t.flags,
                     slice_ns,
                     vtime: now,
@@ -288,7 +402,8 @@ impl<'a> Sched<'a> {
                     break;
                 }
                 self.counters.dispatch_other += 1;
-                self.counters.lends += matches!(dest, OtherDest::Lend { .. }) as u64;
+                self.counters.lends +=
+                    (t.nr_cpus_allowed != 1 && matches!(dest, OtherDest::Lend { .. })) as u64;
             }
         }
 
@@ -319,9 +434,7 @@ impl<'a> Sched<'a> {
             .filter(|&p| !thread_exists(p))
             .collect();
         for pid in gone {
-            self.runners.by_pid.remove(&pid);
-            self.queues.forget(pid);
-            self.queues.left_cpu(pid);
+            self.not_a_runner(pid);
         }
     }
 
@@ -343,12 +456,15 @@ impl<'a> Sched<'a> {
                 let secs = print_at.elapsed().as_secs_f64();
                 let m = reporter.metrics(&self.counters, &self.groups, &print_prev, secs);
                 if self.print_every.is_some() {
-                    reporter.print(&m, &[]);
+                    // NonBlocking never fails: it drops instead
+                    let _ = reporter.write_live(&mut self.out, &m, &[]);
                     if self.verbose {
-                        println!(
-                            "  userspace: {} runners known, {} waiting, clock offset {:?}, {}",
+                        let _ = writeln!(
+                            self.out,
+                            "  userspace: {} runners known, {} waiting, dispatch ring full {}x, clock offset {:?}, {}",
                             self.runners.by_pid.len(),
                             self.queues.held(),
+                            self.ring_full,
                             self.clock,
                             self.counters.summary()
                         );
