@@ -43,42 +43,6 @@ PY
 wait $heavy $light || fail "tickload failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
-grep "scx_tick summary:" "$WORK/scx.out" | sed 's/^/# /'
-field() { grep "scx_tick summary: $1:" "$WORK/scx.out" | sed -E "s/.* $2 ([0-9]+).*/\1/"; }
-scx_heavy=$(field heavy misses)
-scx_light=$(field light misses)
-own_heavy=$(json_field "$WORK/heavy.json" misses)
-own_light=$(json_field "$WORK/light.json" misses)
-note "heavy: scx_tick $scx_heavy misses, tickload $own_heavy; light: scx_tick $scx_light, tickload $own_light"
-((own_heavy > 100)) || fail "the heavy group should miss nearly every tick (tickload: $own_heavy)"
-python3 -c "import sys; a,b=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if abs(a-b) <= 0.05*b else 1)" \
-  "$scx_heavy" "$own_heavy" || fail "heavy misses differ by more than 5%: scx_tick $scx_heavy, tickload $own_heavy"
-# the light runners have CPU 2 to themselves and 49 ms of slack: a miss there
-# can only be an emulation stall of the whole guest (timer wake-ups late by
-# tens of ms, which no scheduler sees); they stay rare
-own_light_ticks=$(json_field "$WORK/light.json" ticks)
-((own_light * 100 <= own_light_ticks)) || fail "the light workload itself missed $own_light of $own_light_ticks deadlines"
-# scx_tick never reports a miss that did not happen: zero when none did
-# Every thread of the group is a runner to the scheduler: tickload's main
-# thread and each runner's first and last wake-ups (spawn to barrier, last
-# tick to exit) are ticks the workload does not count, and under emulation
-# one of them can take longer than a period. Allow one such miss per thread
-# (3); a real miscount of the workload's 320 ticks would show more.
-((scx_light <= own_light + 3)) || fail "scx_tick reports $scx_light misses for the light group, the workload saw $own_light"
-
-# the JSON stream: one object per line, counters never go backwards
-python3 - "$WORK/stats.jsonl" <<'PY' || fail "the JSON stream is broken"
-import json, sys
-prev = None
-lines = open(sys.argv[1]).read().splitlines()
-assert len(lines) >= 5, f"only {len(lines)} JSON lines"
-for l in lines:
-    m = json.loads(l)
-    for g, v in m["groups"].items():
-        for k in ("ticks", "misses", "late_starts", "steals"):
-            if prev is not None:
-                assert v[k] >= prev["groups"][g][k], (g, k, v[k], prev["groups"][g][k])
-    prev = m
-print("# JSON lines:", len(lines), "last heavy:", {k: prev["groups"]["heavy"][k] for k in ("ticks", "misses", "interval_miss_pct")})
-PY
+check_heavy_light_misses
+check_stats_json "$WORK/stats.jsonl"
 check_dmesg_clean
