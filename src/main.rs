@@ -9,7 +9,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     cli::init_logging(cli.run.verbose);
     let result = match &cli.command {
-        None if cli.run.userspace => userspace::exec(&cli.run),
+        None if cli.run.userspace => userspace::exec(),
         None if cli.run.monitor.is_some() => loader::monitor(&cli.run),
         None => loader::run(&cli.run),
         Some(cli::Command::Topology(args)) => topology::print(args),

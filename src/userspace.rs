@@ -47,12 +47,9 @@ fn binary() -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Check everything scx_tick would check, then become scx_tick_user with
-/// the same arguments.
-pub fn exec(args: &RunArgs) -> Result<()> {
-    check_args(args)?;
-    crate::loader::plan(args)?;
-    crate::loader::check_outputs(args)?;
+/// Become scx_tick_user with the same arguments; it checks them all
+/// (`check_args`, the plan, the outputs) before it loads anything.
+pub fn exec() -> Result<()> {
     let path = binary()?;
     let err = std::process::Command::new(&path)
         .args(std::env::args_os().skip(1))

@@ -2,9 +2,8 @@
 # CPU hotplug under --userspace: the kernel asks for a restart, which the
 # userspace mode cannot do in-process; it says so in one line, exits
 # non-zero, the kernel's scheduler runs again and no task is stuck.
-source "$(dirname "$0")/../lib.sh"
 SCX_TICK_MODE=userspace
-MODE_ARGS=(--userspace)
+source "$(dirname "$0")/../lib.sh"
 CPU=/sys/devices/system/cpu/cpu3/online
 [[ -w $CPU ]] || skip "CPU 3 cannot be taken offline here"
 CG=$(make_cgroup tick)
@@ -16,7 +15,7 @@ echo 0 >"$CPU"
 set +e; wait "$SCX_PID"; rc=$?; set -e
 echo 1 >"$CPU"
 ((rc != 0)) || fail "exit status 0 after the kernel asked for a restart"
-grep -q "cannot re-attach in the same process" "$WORK/scx.err" || fail "no clear message: $(tail -3 "$WORK/scx.err")"
+grep -q "cannot re-attach in the same process" "$WORK/scx.err" || fail "no clear message: $(grep -v "^ " "$WORK/scx.err" | grep -v "^$" | tail -8)"
 (($(grep -c "error:" "$WORK/scx.err") == 1)) || fail "more than one error line: $(grep "error:" "$WORK/scx.err")"
 wait_state disabled 30 || fail "sched_ext state $(state) after exit"
 wait $load || fail "the tick workload did not finish under the kernel's scheduler"

@@ -3,8 +3,8 @@
 # run timestamps: a group whose work exceeds its deadline reports the misses
 # tickload counted (within 5%), a light group reports no miss the workload
 # did not see, and --stats-json streams lines whose counters never go back.
+SCX_TICK_MODE=userspace
 source "$(dirname "$0")/../lib.sh"
-MODE_ARGS=(--userspace)
 HEAVY=$(make_cgroup heavy)
 LIGHT=$(make_cgroup light)
 start_scx --tick-cpus 1,2 --tick-cgroup heavy,period=50,deadline=20,cpus=1 \

@@ -71,9 +71,6 @@ fn main() -> ExitCode {
         Some(_) => Err(anyhow::anyhow!(
             "scx_tick_user only schedules; run subcommands with scx_tick"
         )),
-        None if cli.run.monitor.is_some() => {
-            Err(anyhow::anyhow!("--monitor: use scx_tick --monitor"))
-        }
         None => run(&cli.run),
     };
     cli::finish(result)

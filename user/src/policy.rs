@@ -59,11 +59,18 @@ pub struct EdfQueues {
     pub steals_refused: u64,
 }
 
+impl Runner {
+    /// What a poll sees of this runner at a queue's head.
+    fn head(&self) -> Head {
+        Head {
+            deadline: self.deadline,
+            wake_at: self.wake_at,
+        }
+    }
+}
+
 fn head(q: &BTreeMap<Key, Runner>) -> Option<Head> {
-    q.first_key_value().map(|(_, r)| Head {
-        deadline: r.deadline,
-        wake_at: r.wake_at,
-    })
+    q.first_key_value().map(|(_, r)| r.head())
 }
 
 impl EdfQueues {
@@ -170,7 +177,7 @@ impl EdfQueues {
                     return None;
                 }
                 looked.set(looked.get() + 1);
-                head(&local[j])
+                Some(r.head())
             };
             // the global queue's first runner that may run here
             let global = self
@@ -184,10 +191,7 @@ impl EdfQueues {
                 me,
                 nr,
                 &mut self.steal_rr[me],
-                global.map(|(_, r)| Head {
-                    deadline: r.deadline,
-                    wake_at: r.wake_at,
-                }),
+                global.map(|(_, r)| r.head()),
                 &peek,
             );
             let stolen = matches!(pick, Pick::Steal(_)) as u64;

@@ -316,6 +316,8 @@ impl<'a> Sched<'a> {
             }
         }
 
+        // poll checks which runners left their tick CPU only while some wait
+        let polled = self.queues.held() > 0;
         let masks = &self.runner_masks;
         let allowed = |pid: Pid, i: usize| masks.get(&pid).is_none_or(|m| m[i]);
         for s in self.queues.poll(now, &mut runnable, &allowed) {
@@ -331,8 +333,9 @@ impl<'a> Sched<'a> {
                 enq_cnt: r.enq_cnt,
             });
             if !ok {
-                self.queues
-                    .push(self.runners.by_pid.get(&r.pid).map(|i| i.home), r);
+                // back where it waited: its home queue, or the global one
+                let home = self.runners.by_pid.get(&r.pid).map(|i| i.home);
+                self.queues.push(home.filter(|_| s.how != How::Global), r);
                 continue;
             }
             match s.how {
@@ -351,7 +354,7 @@ impl<'a> Sched<'a> {
         if !others.is_empty() {
             let nr = self.plan.tick_cpus.len();
             let mid_tick = self.plan.mid_tick_tasks;
-            if mid_tick {
+            if mid_tick && !polled {
                 self.queues.refresh(&mut runnable);
             }
             let free: Vec<bool> = (0..nr).map(|i| mid_tick && self.queues.free(i)).collect();
@@ -362,19 +365,23 @@ impl<'a> Sched<'a> {
                     .flatten();
                 let may_run = |cpu: usize| cpus.as_ref().is_none_or(|c| c.contains(&cpu));
                 let tick_cpus = &self.plan.tick_cpus;
-                let dest = self.lender.place(
-                    now,
-                    &free,
-                    &wakes,
-                    self.plan.run_tasks_buffer_ns,
-                    self.plan.slice_ns,
-                    &|i| may_run(tick_cpus[i]),
-                );
                 let prev = t.cpu as usize;
+                // a task that may run on one CPU only goes there, lent or not
+                let dest = if t.nr_cpus_allowed == 1 {
+                    OtherDest::Other
+                } else {
+                    self.lender.place(
+                        now,
+                        &free,
+                        &wakes,
+                        self.plan.run_tasks_buffer_ns,
+                        self.plan.slice_ns,
+                        &|i| may_run(tick_cpus[i]),
+                    )
+                };
                 let (cpu, slice_ns) = match dest {
-                    // a task that may run on one CPU only goes there, lent or not
-                    _ if t.nr_cpus_allowed == 1 => (prev, self.plan.slice_ns),
                     OtherDest::Lend { cpu_idx, slice_ns } => (tick_cpus[cpu_idx], slice_ns),
+                    OtherDest::Other if t.nr_cpus_allowed == 1 => (prev, self.plan.slice_ns),
                     OtherDest::Other if self.other_cpus.contains(&prev) && may_run(prev) => {
                         (prev, self.plan.slice_ns)
                     }
@@ -402,8 +409,7 @@ impl<'a> Sched<'a> {
                     break;
                 }
                 self.counters.dispatch_other += 1;
-                self.counters.lends +=
-                    (t.nr_cpus_allowed != 1 && matches!(dest, OtherDest::Lend { .. })) as u64;
+                self.counters.lends += matches!(dest, OtherDest::Lend { .. }) as u64;
             }
         }
 
