@@ -31,9 +31,28 @@ pub fn cgroup_of(proc_cgroup: &str) -> Option<&str> {
     proc_cgroup.lines().find_map(|l| l.strip_prefix("0::"))
 }
 
+/// A kernel thread, from the flags field of a /proc/<tid>/stat text.
+pub fn is_kthread(proc_stat: &str) -> bool {
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    // after the parenthesised name: state is field 3, flags field 9
+    proc_stat
+        .rfind(')')
+        .and_then(|i| proc_stat[i + 1..].split_whitespace().nth(6))
+        .and_then(|f| f.parse::<u64>().ok())
+        .is_some_and(|f| f & PF_KTHREAD != 0)
+}
+
+/// What a thread is to the scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Runner(usize),
+    Other,
+    Kernel,
+}
+
 pub struct Classifier {
     groups: Vec<String>,
-    cache: HashMap<Pid, (Option<usize>, u64)>,
+    cache: HashMap<Pid, (Kind, u64)>,
 }
 
 impl Classifier {
@@ -59,17 +78,26 @@ impl Classifier {
         }
     }
 
-    pub fn group(&mut self, pid: Pid, now: u64) -> Option<usize> {
-        if let Some(&(g, at)) = self.cache.get(&pid)
+    pub fn kind(&mut self, pid: Pid, now: u64) -> Kind {
+        if let Some(&(k, at)) = self.cache.get(&pid)
             && now.saturating_sub(at) < RECHECK_NS
         {
-            return g;
+            return k;
         }
-        let g = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        let group = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
             .ok()
             .and_then(|text| cgroup_of(&text).and_then(|cg| nearest_group(&self.groups, cg)));
-        self.cache.insert(pid, (g, now));
-        g
+        let k = match group {
+            Some(g) => Kind::Runner(g),
+            None if std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| is_kthread(&s)) =>
+            {
+                Kind::Kernel
+            }
+            None => Kind::Other,
+        };
+        self.cache.insert(pid, (k, now));
+        k
     }
 
     /// Drop answers nobody asked for lately (threads come and go).
@@ -96,6 +124,16 @@ mod tests {
             "a name prefix is not a parent"
         );
         assert_eq!(nearest_group(&groups, "/"), None);
+    }
+
+    #[test]
+    fn kernel_threads_are_told_by_their_flags() {
+        // rcu_preempt: PF_KTHREAD (0x200000) among its flags
+        let rcu = "15 (rcu_preempt) I 2 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 4";
+        let bash = "150 (bash (x)) S 1 150 150 34816 150 4194560 300 0 0 0 1 2 0 0 20 0 1 0 90";
+        assert!(is_kthread(rcu));
+        assert!(!is_kthread(bash));
+        assert!(!is_kthread("garbage"));
     }
 
     #[test]

@@ -17,8 +17,8 @@ use scx_tick::report::{JsonSink, Reporter};
 use scx_tick::stats::{Counters, GroupCounters};
 use scx_utils::UserExitInfo;
 
-use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask};
-use crate::classify::Classifier;
+use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask, RL_CPU_ANY};
+use crate::classify::{Classifier, Kind};
 use crate::output::NonBlocking;
 use crate::policy::{
     ClockOffset, EdfQueues, How, Lender, OtherDest, Pid, Ran, Runner, Runners, TickOutcome,
@@ -104,7 +104,7 @@ pub struct Sched<'a> {
     /// Tick CPUs (by index) a runner with a narrowed affinity may use.
     runner_masks: HashMap<Pid, Vec<bool>>,
     /// Other work the dispatch ring had no room for: sent next round.
-    backlog: VecDeque<QueuedTask>,
+    backlog: VecDeque<(QueuedTask, bool)>,
     ring_full: u64,
     clock: ClockOffset,
     last_ran_at: u64,
@@ -304,15 +304,16 @@ impl<'a> Sched<'a> {
         while let Ok(Some(t)) = self.bpf.dequeue_task() {
             if had_backlog {
                 // a newer enqueue replaces one still waiting to be sent
-                others.retain(|o| o.pid != t.pid);
+                others.retain(|(o, _)| o.pid != t.pid);
             }
-            let runner = match self.classifier.group(t.pid, now) {
-                Some(g) => self.enqueue_runner(&t, g, now),
-                None => false,
+            let kind = self.classifier.kind(t.pid, now);
+            let runner = match kind {
+                Kind::Runner(g) => self.enqueue_runner(&t, g, now),
+                _ => false,
             };
             if !runner {
                 self.not_a_runner(t.pid);
-                others.push_back(t);
+                others.push_back((t, kind == Kind::Kernel));
             }
         }
 
@@ -359,7 +360,7 @@ impl<'a> Sched<'a> {
             }
             let free: Vec<bool> = (0..nr).map(|i| mid_tick && self.queues.free(i)).collect();
             let wakes = self.runners.next_wakes(nr);
-            while let Some(t) = others.pop_front() {
+            while let Some((t, kernel)) = others.pop_front() {
                 let cpus = (t.nr_cpus_allowed < self.nr_online)
                     .then(|| affinity(t.pid))
                     .flatten();
@@ -380,10 +381,16 @@ impl<'a> Sched<'a> {
                     )
                 };
                 let (cpu, slice_ns) = match dest {
-                    OtherDest::Lend { cpu_idx, slice_ns } => (tick_cpus[cpu_idx], slice_ns),
-                    OtherDest::Other if t.nr_cpus_allowed == 1 => (prev, self.plan.slice_ns),
+                    OtherDest::Lend { cpu_idx, slice_ns } => (tick_cpus[cpu_idx] as i32, slice_ns),
+                    OtherDest::Other if t.nr_cpus_allowed == 1 => (prev as i32, self.plan.slice_ns),
+                    // A kernel thread goes to whichever CPU takes work first.
+                    // Sent to one CPU that is being taken offline (inactive,
+                    // still in the kernel's sched_ext state while the hotplug
+                    // waits for an RCU grace period), the RCU kthread was
+                    // stranded there and the hotplug with it: a stall.
+                    OtherDest::Other if kernel => (RL_CPU_ANY, self.plan.slice_ns),
                     OtherDest::Other if self.other_cpus.contains(&prev) && may_run(prev) => {
-                        (prev, self.plan.slice_ns)
+                        (prev as i32, self.plan.slice_ns)
                     }
                     OtherDest::Other => {
                         // the next non-tick CPU it may use; none: where it was
@@ -392,19 +399,19 @@ impl<'a> Sched<'a> {
                             .map(|k| self.other_cpus[(self.other_rr + k) % n])
                             .find(|&c| may_run(c));
                         self.other_rr = (self.other_rr + 1) % n;
-                        (pick.unwrap_or(prev), self.plan.slice_ns)
+                        (pick.unwrap_or(prev) as i32, self.plan.slice_ns)
                     }
                 };
                 let ok = self.send(DispatchedTask {
                     pid: t.pid,
-                    cpu: cpu as i32,
+                    cpu,
                     flags: t.flags,
                     slice_ns,
                     vtime: now,
                     enq_cnt: t.enq_cnt,
                 });
                 if !ok {
-                    self.backlog.push_back(t);
+                    self.backlog.push_back((t, kernel));
                     self.backlog.extend(others.drain(..));
                     break;
                 }
