@@ -27,6 +27,10 @@ enum tick_consts {
 	LATE_START_NS = 1000 * 1000,
 	/* never lend a tick CPU for less than this */
 	MIN_LEND_NS = 50 * 1000,
+	/* a runner's slice ends at its deadline, but never sooner than this */
+	MIN_RUNNER_SLICE_NS = 200 * 1000,
+	/* remote queues (or CPUs) one dispatch or placement looks at, at most */
+	MAX_PROBES = 8,
 	/* log2 buckets of the lateness/overshoot histograms (1 us .. ~1 s) */
 	NR_HIST_BUCKETS = 32,
 	/* deadline hint slots per tick group: 512 x 8 bytes, one page */
@@ -37,14 +41,14 @@ enum tick_consts {
 
 /* Per-CPU counters, summed by userspace. */
 struct cpu_stats {
-	u64 ticks;            /* ticks started (runner wake-ups) */
+	u64 ticks;            /* ticks started (wake-ups, and grid starts of runners that did not sleep) */
 	u64 misses;           /* deadline misses, once per tick */
 	u64 late_starts;      /* ticks whose start lateness was >= LATE_START_NS */
 	u64 dispatch_local;   /* runner taken from this CPU's EDF queue */
 	u64 dispatch_global;  /* runner taken from the global EDF queue */
-	u64 dispatch_stolen;  /* runner stolen from another tick CPU's queue */
+	u64 dispatch_stolen;  /* runner started away from its home CPU because it would have started late there */
 	u64 dispatch_other;   /* other task taken from the fair queue */
-	u64 steals_refused;   /* a steal candidate's head was below the threshold */
+	u64 steals_refused;   /* a steal candidate was predicted to start within the threshold at home */
 	u64 lends;            /* a tick CPU ran other work while its runners slept */
 };
 
@@ -69,9 +73,9 @@ struct group_stats {
 
 /* One deadline miss, streamed through the miss_events ring buffer. */
 struct miss_event {
-	u64 at_ns;          /* when the miss was seen (CLOCK_MONOTONIC) */
-	u64 deadline_ns;
-	u64 overshoot_ns;   /* how far past the deadline at that moment */
+	u64 at_ns;          /* when the tick ended (CLOCK_MONOTONIC) */
+	u64 deadline_ns;    /* the tick's deadline (CLOCK_MONOTONIC) */
+	u64 overshoot_ns;   /* how far past the deadline the tick ended */
 	u32 tid;
 	s32 cpu;
 	u32 group;

@@ -22,6 +22,8 @@ UEI_DEFINE(uei);
 const volatile u32 nr_tick_cpus;
 const volatile s32 tick_cpus[MAX_CPUS];         /* round-robin order */
 const volatile u32 tick_index_plus1[MAX_CPUS];  /* cpu -> index + 1, 0: not a tick CPU */
+const volatile u32 cpu_llc[MAX_CPUS];           /* cpu -> LLC id, for locality of spill-over */
+const volatile u64 group_home_mask[MAX_GROUPS][MAX_CPUS / 64]; /* where a group's homes may be */
 const volatile u64 group_deadline_ns[MAX_GROUPS];
 const volatile u64 group_period_ns[MAX_GROUPS];
 const volatile u64 steal_threshold_ns = 3000000;
@@ -46,7 +48,11 @@ struct {
 	__type(value, struct tick_group);
 } tick_groups SEC(".maps");
 
-/* tid -> home CPU (soft pinning), maintained by userspace */
+/*
+ * tid -> initial home CPU, written by userspace as runners appear (round-robin
+ * over the group's tick CPUs). BPF owns the home from then on (task_ctx.home):
+ * it adopts a value here only when userspace changes it.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -105,12 +111,18 @@ struct task_ctx {
 	u64 cgid;           /* cgroup id the classification below was made for */
 	u32 groups_gen;
 	s32 group;          /* tick group index, -1: other task */
-	bool tick_queued;   /* enqueued on the tick path (runner that can run on a tick CPU) */
+	s32 home;           /* home CPU, owned here (moves with steals), -1: none */
+	s32 home_seen;      /* last home_cpus value adopted, + 1 (0: none yet) */
+	bool runner;        /* queued as a tick runner */
+	bool in_tick;       /* a tick is in progress */
 	bool started;       /* this tick has been on a CPU */
 	bool missed;        /* this tick's miss is already counted */
-	bool stolen;        /* this tick was stolen by another tick CPU */
-	u64 wake_at;        /* start of the current tick */
+	bool stolen;        /* this tick started away from its home */
+	u64 tick_start;     /* wake time, or grid time of a replenished tick */
 	u64 deadline;       /* absolute deadline of the current tick */
+	u64 tick_runtime;   /* CPU time of the current tick so far */
+	u64 mspt;           /* EWMA of CPU time per tick (the seed's MSPT): predicts */
+	u64 last_wake;
 	u64 wake_interval;  /* EWMA of the time between wake-ups, predicts the next tick */
 	u64 run_start;      /* when it last got a CPU */
 	u64 vtime;          /* fair-queue vtime while it is an other task */
@@ -124,10 +136,12 @@ struct {
 } task_ctxs SEC(".maps");
 
 struct cpu_ctx {
-	bool running_tick;  /* the current task is a tick runner */
+	bool running_tick;    /* the current task is a tick runner */
 	u64 running_deadline; /* its deadline, while running_tick */
-	u32 steal_rr;       /* round-robin position among the other tick CPUs */
-	u64 next_wake;      /* predicted next wake of a runner homed here */
+	u64 running_left;     /* its predicted remaining CPU time at running_since */
+	u64 running_since;
+	u32 steal_rr;         /* round-robin position among the tick CPUs */
+	u64 next_wake;        /* predicted next wake of a runner homed here */
 };
 
 struct {
@@ -137,7 +151,10 @@ struct {
 	__type(value, struct cpu_ctx);
 } cpu_ctxs SEC(".maps");
 
-/* One timer per tick CPU: wakes an idle tick CPU once a queued runner becomes stealable. */
+/*
+ * One timer per tick CPU queue, and one (key MAX_CPUS) for the global queue:
+ * wakes an idle CPU once a queued runner becomes stealable.
+ */
 struct steal_timer {
 	struct bpf_timer timer;
 	u64 armed_until;
@@ -145,7 +162,7 @@ struct steal_timer {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MAX_CPUS);
+	__uint(max_entries, MAX_CPUS + 1);
 	__type(key, u32);
 	__type(value, struct steal_timer);
 } steal_timers SEC(".maps");
@@ -181,6 +198,18 @@ static struct group_stats *lookup_group_stats(s32 group)
 	return bpf_map_lookup_elem(&group_stats, &g);
 }
 
+/*
+ * @now - @since, never negative: a stamp taken on another CPU may be slightly
+ * ahead of this CPU's clock, and an unsigned difference would wrap to an
+ * absurd lateness. Mirrors dispatch::elapsed().
+ */
+static u64 elapsed(u64 now, u64 since)
+{
+	s64 d = (s64)(now - since);
+
+	return d > 0 ? d : 0;
+}
+
 /* Histogram bucket of @ns: 0 below 1 us, k for [2^(k-1), 2^k) us. */
 static u32 hist_bucket(u64 ns)
 {
@@ -199,6 +228,25 @@ static s32 tick_index(s32 cpu)
 	if (c >= MAX_CPUS)
 		return -1;
 	return (s32)tick_index_plus1[c & (MAX_CPUS - 1)] - 1;
+}
+
+static u32 llc_of(u32 cpu)
+{
+	u32 c = cpu & (MAX_CPUS - 1);
+
+	/* keep the mask: clang drops it after the bound check, the verifier needs it */
+	barrier_var(c);
+	return cpu < MAX_CPUS ? cpu_llc[c] : 0;
+}
+
+/* May @cpu be a home of @group's runners (its `cpus` list)? */
+static bool group_may_home(s32 group, s32 cpu)
+{
+	u32 g = group, c = cpu;
+
+	if (g >= MAX_GROUPS || c >= MAX_CPUS)
+		return false;
+	return group_home_mask[g & (MAX_GROUPS - 1)][(c & (MAX_CPUS - 1)) / 64] & (1ULL << (c % 64));
 }
 
 /*
@@ -254,6 +302,14 @@ static u64 group_period(s32 group)
 	return group_period_ns[g & (MAX_GROUPS - 1)];
 }
 
+static bool has_hint_slot(struct task_struct *p, s32 group)
+{
+	u32 tid = p->pid;
+	struct hint_slot_ref *ref = bpf_map_lookup_elem(&hint_slots, &tid);
+
+	return ref && ref->group == (u32)group;
+}
+
 /*
  * The deadline hint a registered runner left for this tick, taken (the slot
  * is cleared: one hint, one tick) and converted from CLOCK_MONOTONIC to the
@@ -294,18 +350,26 @@ static u64 take_hint(struct task_struct *p, s32 group, u64 now, struct group_sta
 	return now + ahead;
 }
 
-/* Home CPU of a runner if it has a usable one, else -1. */
-static s32 home_cpu(struct task_struct *p)
+/*
+ * Home CPU of a runner if it has a usable one, else -1. Userspace gives the
+ * first home; after that the home moves with the runner (see tick_running).
+ */
+static s32 runner_home(struct task_struct *p, struct task_ctx *tctx)
 {
 	u32 tid = p->pid;
-	s32 *home = bpf_map_lookup_elem(&home_cpus, &tid);
+	s32 *set = bpf_map_lookup_elem(&home_cpus, &tid);
+	s32 home;
 
-	if (!home || tick_index(*home) < 0 || !bpf_cpumask_test_cpu(*home, p->cpus_ptr))
+	if (set && *set + 1 != tctx->home_seen) {
+		tctx->home_seen = *set + 1;
+		tctx->home = *set;
+	}
+	home = tctx->home;
+	if (!tctx->home_seen || tick_index(home) < 0 || !bpf_cpumask_test_cpu(home, p->cpus_ptr))
 		return -1;
-	return *home;
+	return home;
 }
 
-/* A runner whose affinity leaves no tick CPU must run as other work, or it would stall. */
 static bool can_run_on_tick_cpu(struct task_struct *p)
 {
 	struct bpf_cpumask *mask = tick_cpumask;
@@ -320,38 +384,26 @@ static bool can_run_on_other_cpu(struct task_struct *p)
 	return mask && bpf_cpumask_intersects(cast_mask(mask), p->cpus_ptr);
 }
 
-/*
- * A runner queued on @cpu behind another runner becomes stealable once its
- * start lateness passes the threshold; wake an idle tick CPU at that moment
- * so it can poll it. An earlier pending expiry is never pushed back.
- */
-static void arm_steal_timer(s32 cpu, struct task_ctx *tctx, u64 now)
+/* Predicted CPU time the runner now on @cctx's CPU still needs; 0 for other work. */
+static u64 busy_for(struct cpu_ctx *cctx, u64 now)
 {
-	struct steal_timer *st;
-	u32 key = cpu;
-	u64 due = tctx->wake_at + steal_threshold_ns + 10000;
+	u64 ran;
 
-	if (!work_stealing || nr_tick_cpus < 2)
-		return;
-	st = bpf_map_lookup_elem(&steal_timers, &key);
-	if (!st || (st->armed_until > now && st->armed_until <= due))
-		return;
-	st->armed_until = due;
-	bpf_timer_start(&st->timer, due > now ? due - now : 0, 0);
+	if (!cctx->running_tick)
+		return 0;
+	ran = elapsed(now, cctx->running_since);
+	return cctx->running_left > ran ? cctx->running_left - ran : 0;
 }
 
-static int steal_timerfn(void *map, int *key, struct steal_timer *st)
+/*
+ * Predictive threshold stealing: a tick whose predicted start (@now plus
+ * the work @ahead of it) lies more than the threshold after its start is
+ * stealable. A tick predicted to start within the threshold never is.
+ * Mirrors dispatch::is_stealable().
+ */
+static bool is_stealable(struct task_ctx *tctx, u64 now, u64 ahead)
 {
-	struct bpf_cpumask *mask = tick_cpumask;
-	s32 cpu;
-
-	/* nothing waits any more: the home CPU got to it in time */
-	if (!mask || scx_bpf_dsq_nr_queued(*key) <= 0)
-		return 0;
-	cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
-	if (cpu >= 0)
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-	return 0;
+	return tctx && elapsed(now + ahead, tctx->tick_start) > steal_threshold_ns;
 }
 
 /*
@@ -364,33 +416,189 @@ static bool preempts(u64 deadline, bool running_tick, u64 running_deadline)
 }
 
 /*
- * A runner was queued for home CPU @cpu. A waking runner makes a CPU that is
- * idle, running other work or a runner with a later deadline switch to it at once. A re-queued runner (slice
- * end, preemption) only wakes its home CPU if that is idle elsewhere: the CPU
- * it was re-queued on is rescheduling already, and preempting it again would
- * preempt whatever it picks next, over and over. If the runner has to wait,
- * a steal timer is armed.
+ * How long a runner with @deadline would wait on @cpu: the rest of the
+ * runner it cannot preempt there, plus the predicted work of the runners
+ * queued there with an earlier or equal deadline (at most MAX_PROBES looked
+ * at). Mirrors dispatch::wait_at_home().
+ */
+static u64 wait_at(s32 cpu, u64 deadline, u64 now)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	struct task_struct *q;
+	u64 wait = 0;
+	u32 n = 0;
+
+	if (!cctx)
+		return 0;
+	if (!preempts(deadline, cctx->running_tick, cctx->running_deadline))
+		wait = busy_for(cctx, now) ?: 1;
+	if (scx_bpf_dsq_nr_queued(cpu) <= 0)
+		return wait;
+	bpf_for_each(scx_dsq, q, cpu, 0) {
+		struct task_ctx *qctx;
+
+		if (time_after(q->scx.dsq_vtime, deadline) || ++n > MAX_PROBES)
+			break;
+		qctx = lookup_task_ctx(q);
+		/* an unknown MSPT still means somebody goes first */
+		wait += qctx && qctx->mspt ? qctx->mspt : 1;
+	}
+	return wait;
+}
+
+/*
+ * Arm @key's timer (a tick CPU, or MAX_CPUS for the global queue) for the
+ * moment the tick that started at @tick_start becomes stealable by lateness
+ * alone. An earlier pending expiry is kept: when it fires it re-arms for
+ * the head then queued.
+ */
+static void arm_steal_timer(u32 key, u64 tick_start, u64 now)
+{
+	struct steal_timer *st;
+	u64 due = tick_start + steal_threshold_ns + 10000;
+
+	st = bpf_map_lookup_elem(&steal_timers, &key);
+	if (!st || (st->armed_until > now && st->armed_until <= due))
+		return;
+	st->armed_until = due;
+	bpf_timer_start(&st->timer, elapsed(due, now), 0);
+}
+
+/* Claim and wake an idle CPU that @p may run on, tick CPUs first: 1 if one was found. */
+static bool kick_idle_for(struct task_struct *p)
+{
+	struct bpf_cpumask *tick = tick_cpumask, *other = other_cpumask;
+	s32 cpu = -1;
+
+	if (tick)
+		cpu = scx_bpf_pick_idle_cpu(cast_mask(tick), 0);
+	if (cpu < 0 && other)
+		cpu = scx_bpf_pick_idle_cpu(cast_mask(other), 0);
+	if (cpu < 0)
+		return false;
+	/* always kick what was claimed: a claimed CPU that is not kicked sleeps on */
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+static int steal_timerfn(void *map, int *key, struct steal_timer *st)
+{
+	u64 dsq = *key < MAX_CPUS ? (u64)*key : DSQ_GLOBAL_TICK;
+	struct task_struct *head;
+	struct task_ctx *tctx;
+	u64 now = scx_bpf_now();
+
+	st->armed_until = 0;
+	head = __COMPAT_scx_bpf_dsq_peek(dsq);
+	/* nothing waits any more: it started in time */
+	if (!head)
+		return 0;
+	tctx = lookup_task_ctx(head);
+	if (!tctx)
+		return 0;
+	if (elapsed(now, tctx->tick_start) <= steal_threshold_ns) {
+		/* a newer head: wait for its own moment */
+		arm_steal_timer(*key, tctx->tick_start, now);
+		return 0;
+	}
+	/* late now: an idle CPU takes it (tick_dispatch); look again later while it waits */
+	kick_idle_for(head);
+	arm_steal_timer(*key, now, now);
+	return 0;
+}
+
+/*
+ * Spill-over to an idle CPU near @near (the kernel's idle selection prefers
+ * its LLC and node), tick CPUs first: @p starts there at once.
+ */
+static bool spill_idle(struct task_struct *p, s32 near, u64 slice, u64 enq_flags)
+{
+	struct bpf_cpumask *tick = tick_cpumask, *other = other_cpumask;
+	s32 cpu = -EBUSY;
+
+	if (tick)
+		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(tick), 0);
+	if (cpu < 0 && other)
+		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(other), 0);
+	if (cpu < 0)
+		return false;
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return true;
+}
+
+/*
+ * Spill-over onto another CPU near @near running other work, which is
+ * preempted: the same LLC first. Never @near itself (the home, busy with
+ * runners) nor this CPU: between two tasks it looks free, and a runner put
+ * at the head of its local queue would overtake the EDF queue for good.
+ * Probes at most MAX_PROBES * 4 CPUs. False when every CPU @p may use runs
+ * a runner.
+ */
+static bool spill_preempt(struct task_struct *p, s32 near, u64 slice, u64 enq_flags)
+{
+	u32 nr = scx_bpf_nr_cpu_ids(), want = llc_of(near), probes = 0, i;
+	u32 self = bpf_get_smp_processor_id();
+	s32 best = -1;
+
+	bpf_for(i, 0, MAX_PROBES * 4) {
+		struct cpu_ctx *cctx;
+		u32 c;
+
+		if (i >= nr)
+			break;
+		c = ((u32)near + 1 + i) % nr;
+		if (c == (u32)near || c == self || !bpf_cpumask_test_cpu(c, p->cpus_ptr))
+			continue;
+		cctx = lookup_cpu_ctx(c);
+		if (!cctx || cctx->running_tick)
+			continue;
+		if (llc_of(c) == want) {
+			best = c;
+			break;
+		}
+		if (best < 0)
+			best = c;
+		if (++probes >= MAX_PROBES)
+			break;
+	}
+	if (best < 0)
+		return false;
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | best, slice, enq_flags | SCX_ENQ_PREEMPT);
+	return true;
+}
+
+/*
+ * A runner was queued on its home @cpu. If the home can start it now (idle,
+ * other work, or a runner with a later deadline) it is made to: a waking
+ * runner, or one re-queued by another CPU, preempts. A runner re-queued by
+ * its home itself (slice end, preemption) needs no kick: that CPU is
+ * rescheduling already. Otherwise the steal timer watches it.
  */
 static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	bool here = cpu == (s32)bpf_get_smp_processor_id();
 
 	if (!cctx)
 		return;
-	/* armed even when the CPU looks free: another runner may be about to start there */
-	arm_steal_timer(cpu, tctx, now);
-	if ((enq_flags & SCX_ENQ_WAKEUP) &&
-	    preempts(tctx->deadline, cctx->running_tick, cctx->running_deadline))
-		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
-	else if (cpu != (s32)bpf_get_smp_processor_id())
+	if (preempts(tctx->deadline, cctx->running_tick, cctx->running_deadline)) {
+		if (!here || (enq_flags & SCX_ENQ_WAKEUP))
+			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+		return;
+	}
+	/* armed even so: the runner ahead may run longer than predicted */
+	arm_steal_timer(cpu, tctx->tick_start, now);
+	if (!here)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
 /*
- * A homeless runner was queued globally: wake an idle tick CPU for it, or,
- * for a waking runner, preempt a tick CPU running other work.
+ * A runner was queued on the global queue (no home yet, or the shared queue
+ * of --no-work-stealing): wake an idle tick CPU it may run on, or preempt a
+ * tick CPU running other work or a runner with a later deadline.
  */
-static void kick_for_global(struct task_struct *p, u64 enq_flags)
+static void kick_for_global(struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
 	struct bpf_cpumask *mask = tick_cpumask;
 	s32 cpu;
@@ -398,13 +606,11 @@ static void kick_for_global(struct task_struct *p, u64 enq_flags)
 
 	if (!mask)
 		return;
-	cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
-	if (cpu >= 0 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+	cpu = scx_bpf_select_cpu_and(p, scx_bpf_task_cpu(p), 0, cast_mask(mask), 0);
+	if (cpu >= 0) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	if (!(enq_flags & SCX_ENQ_WAKEUP))
-		return;
 	bpf_for(i, 0, nr_tick_cpus) {
 		struct cpu_ctx *cctx;
 
@@ -412,57 +618,176 @@ static void kick_for_global(struct task_struct *p, u64 enq_flags)
 			break;
 		cpu = tick_cpus[i & (MAX_CPUS - 1)];
 		cctx = lookup_cpu_ctx(cpu);
-		if (cctx && !cctx->running_tick && bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+		if (cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
+		    preempts(tctx->deadline, cctx->running_tick, cctx->running_deadline)) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 			return;
 		}
 	}
+	arm_steal_timer(MAX_CPUS, tctx->tick_start, now);
 }
 
-s32 BPF_STRUCT_OPS(tick_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+/* The runner's MSPT learns from each tick's CPU time. */
+static void learn_mspt(struct task_ctx *tctx)
 {
-	struct task_ctx *tctx = lookup_task_ctx(p);
-	struct bpf_cpumask *mask;
-	s32 cpu;
+	u64 rt = tctx->tick_runtime;
 
-	if (tctx && classify(p, tctx) >= 0 && can_run_on_tick_cpu(p)) {
-		/* runners are placed in enqueue (home or global queue); stay near home */
-		cpu = home_cpu(p);
-		return cpu >= 0 ? cpu : prev_cpu;
-	}
+	tctx->mspt = tctx->mspt ? (tctx->mspt * 3 + rt) / 4 : rt;
+	tctx->tick_runtime = 0;
+}
 
-	/* other work: an idle non-tick CPU, directly */
-	mask = other_cpumask;
-	if (!mask)
-		return prev_cpu;
-	cpu = scx_bpf_select_cpu_and(p, prev_cpu, wake_flags, cast_mask(mask), 0);
-	if (cpu >= 0) {
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, other_slice_ns, 0);
-		return cpu;
+/*
+ * The tick ends at @now: count a deadline miss once per tick, with the
+ * overshoot at its end, and stream it.
+ */
+static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	struct group_stats *gs;
+	struct miss_event *e;
+	u64 over, mono;
+
+	if (tctx->missed || !time_after(now, tctx->deadline))
+		return;
+	tctx->missed = true;
+	over = now - tctx->deadline;
+	STAT_INC(misses);
+	if ((gs = lookup_group_stats(tctx->group))) {
+		gs->misses++;
+		gs->overshoot_hist[hist_bucket(over) & (NR_HIST_BUCKETS - 1)]++;
+		gs->overshoot_sum_ns += over;
+		if (over > gs->overshoot_max_ns)
+			gs->overshoot_max_ns = over;
 	}
-	return prev_cpu;
+	e = bpf_ringbuf_reserve(&miss_events, sizeof(*e), 0);
+	if (!e)
+		return; /* the reader is behind: the counters above still count it */
+	mono = bpf_ktime_get_ns();
+	e->at_ns = mono;
+	e->deadline_ns = mono - over;
+	e->overshoot_ns = over;
+	e->tid = p->pid;
+	e->cpu = scx_bpf_task_cpu(p);
+	e->group = tctx->group;
+	e->stolen = tctx->stolen;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* A tick starts at @start with @deadline: counted, not yet on a CPU. */
+static void begin_tick(struct task_ctx *tctx, u64 start, u64 deadline, struct group_stats *gs)
+{
+	tctx->tick_start = start;
+	tctx->deadline = deadline;
+	tctx->in_tick = true;
+	tctx->started = false;
+	tctx->missed = false;
+	tctx->stolen = false;
+	STAT_INC(ticks);
+	if (gs)
+		gs->ticks++;
+}
+
+/* A tick starts at a wake-up (or when a runnable task becomes a runner). */
+static void start_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	struct group_stats *gs = lookup_group_stats(tctx->group);
+	u64 deadline;
+
+	if (tctx->last_wake) {
+		u64 interval = elapsed(now, tctx->last_wake);
+
+		tctx->wake_interval = tctx->wake_interval ?
+			(tctx->wake_interval * 3 + interval) / 4 : interval;
+	}
+	tctx->last_wake = now;
+	tctx->tick_runtime = 0;
+	deadline = take_hint(p, tctx->group, now, gs) ?: now + group_deadline(tctx->group);
+	begin_tick(tctx, now, deadline, gs);
+}
+
+/*
+ * Still running or runnable at its deadline: the tick is missed, and the
+ * next one starts on the group's period grid, its deadline whole periods
+ * later (SCHED_DEADLINE's replenishment), so runners sharing a CPU take
+ * turns and none waits unboundedly. A runner that publishes deadline hints
+ * starts a new tick only with a new hint; without one its tick goes on and
+ * only its scheduling deadline moves. Mirrors dispatch::replenish().
+ */
+static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	struct group_stats *gs = lookup_group_stats(tctx->group);
+	u64 period = group_period(tctx->group), k, hint;
+
+	account_miss(p, tctx, now);
+	if (period < MIN_RUNNER_SLICE_NS)
+		period = MIN_RUNNER_SLICE_NS;
+	k = 1 + elapsed(now, tctx->deadline) / period;
+	if (has_hint_slot(p, tctx->group)) {
+		hint = take_hint(p, tctx->group, now, gs);
+		if (!hint) {
+			tctx->deadline += k * period;
+			return;
+		}
+		learn_mspt(tctx);
+		begin_tick(tctx, now, hint, gs);
+		return;
+	}
+	learn_mspt(tctx);
+	begin_tick(tctx, tctx->tick_start + k * period, tctx->deadline + k * period, gs);
+}
+
+static void count_stolen(struct task_ctx *tctx)
+{
+	struct group_stats *gs;
+
+	STAT_INC(dispatch_stolen);
+	tctx->stolen = true;
+	if ((gs = lookup_group_stats(tctx->group)))
+		gs->stolen++;
 }
 
 static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	u64 now = scx_bpf_now();
-	s32 home = home_cpu(p);
-	u64 slice = group_deadline(tctx->group);
+	u64 slice = group_deadline(tctx->group), wait;
+	s32 home, cpu;
 
-	if (!tctx->wake_at) {
-		/* became a runner while runnable: start its tick now */
-		tctx->wake_at = now;
-		tctx->deadline = now + slice;
+	if (!tctx->in_tick)
+		/* became a runner while runnable, or a new thread: its tick starts now */
+		start_tick(p, tctx, now);
+	tctx->runner = true;
+
+	/* an affinity without tick CPUs: still a runner, on the CPUs it is allowed */
+	if (!can_run_on_tick_cpu(p)) {
+		cpu = scx_bpf_task_cpu(p);
+		if (spill_idle(p, cpu, slice, enq_flags) || spill_preempt(p, cpu, slice, enq_flags))
+			return;
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
+		return;
 	}
-	tctx->tick_queued = true;
-	/* the slice only bounds how long others on this CPU wait (kthreads) */
-	if (home >= 0) {
-		scx_bpf_dsq_insert_vtime(p, home, slice, tctx->deadline, enq_flags);
-		kick_home(home, tctx, now, enq_flags);
-	} else {
+
+	/* --no-work-stealing: the seed's one shared EDF queue, served by all tick CPUs */
+	home = work_stealing ? runner_home(p, tctx) : -1;
+	if (home < 0) {
 		scx_bpf_dsq_insert_vtime(p, DSQ_GLOBAL_TICK, slice, tctx->deadline, enq_flags);
-		kick_for_global(p, enq_flags);
+		kick_for_global(p, tctx, now);
+		return;
 	}
+
+	/*
+	 * Spill-over (mirrors dispatch::place()): behind another runner at home,
+	 * an idle CPU takes it at once; predicted to start late there, a CPU
+	 * running other work is preempted for it. Otherwise home and its cache.
+	 */
+	wait = wait_at(home, tctx->deadline, now);
+	if (wait && spill_idle(p, home, slice, enq_flags))
+		return;
+	if (is_stealable(tctx, now, wait) && spill_preempt(p, home, slice, enq_flags)) {
+		count_stolen(tctx);
+		return;
+	}
+	scx_bpf_dsq_insert_vtime(p, home, slice, tctx->deadline, enq_flags);
+	kick_home(home, tctx, now, enq_flags);
 }
 
 static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
@@ -472,7 +797,7 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 	s32 cpu;
 
 	if (tctx)
-		tctx->tick_queued = false;
+		tctx->runner = false;
 
 	/*
 	 * Never stall: per-CPU kthreads, and tasks allowed only on tick CPUs,
@@ -504,11 +829,35 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 	}
 }
 
+s32 BPF_STRUCT_OPS(tick_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct bpf_cpumask *mask;
+	s32 cpu;
+
+	if (tctx && classify(p, tctx) >= 0) {
+		/* runners are placed in enqueue (home, spill-over or global queue); stay near home */
+		cpu = work_stealing ? runner_home(p, tctx) : -1;
+		return cpu >= 0 ? cpu : prev_cpu;
+	}
+
+	/* other work: an idle non-tick CPU, directly */
+	mask = other_cpumask;
+	if (!mask)
+		return prev_cpu;
+	cpu = scx_bpf_select_cpu_and(p, prev_cpu, wake_flags, cast_mask(mask), 0);
+	if (cpu >= 0) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, other_slice_ns, 0);
+		return cpu;
+	}
+	return prev_cpu;
+}
+
 void BPF_STRUCT_OPS(tick_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	if (tctx && classify(p, tctx) >= 0 && can_run_on_tick_cpu(p))
+	if (tctx && classify(p, tctx) >= 0)
 		enqueue_tick(p, tctx, enq_flags);
 	else
 		enqueue_other(p, tctx, enq_flags);
@@ -524,12 +873,6 @@ static bool is_overdue(struct task_struct *head, u64 now)
 	return head && time_before(head->scx.dsq_vtime, now);
 }
 
-/* The start lateness so far of a queued tick is now - wake_at. */
-static bool is_stealable(struct task_ctx *tctx, u64 now)
-{
-	return tctx && now - tctx->wake_at > steal_threshold_ns;
-}
-
 /* @l may go before @g: no @g, or @l's deadline is not later (a tie goes to local). */
 static bool local_first(struct task_struct *l, struct task_struct *g)
 {
@@ -537,28 +880,33 @@ static bool local_first(struct task_struct *l, struct task_struct *g)
 }
 
 /*
- * Steal the head of @victim's queue if it is stealable and may run here.
- * Only the head is looked at.
+ * Steal the head of @victim's queue if it is stealable (predicted to start
+ * late behind the runner @victim runs) and may run here. Only the head is
+ * looked at; an empty queue is not even iterated. A refusal is counted
+ * only for a real candidate.
  */
 static bool try_steal(s32 cpu, s32 victim, u64 now)
 {
+	struct cpu_ctx *vctx;
 	struct task_struct *p;
 	bool stolen = false;
+	u64 ahead;
 
+	if (scx_bpf_dsq_nr_queued(victim) <= 0)
+		return false;
+	vctx = lookup_cpu_ctx(victim);
+	ahead = vctx ? busy_for(vctx, now) : 0;
 	bpf_for_each(scx_dsq, p, victim, 0) {
 		struct task_ctx *tctx = lookup_task_ctx(p);
-		struct group_stats *gs;
 
-		if (!tctx || !is_stealable(tctx, now)) {
+		if (!tctx || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			break;
+		if (!is_stealable(tctx, now, ahead)) {
 			STAT_INC(steals_refused);
 			break;
 		}
-		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
-		    scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
-			STAT_INC(dispatch_stolen);
-			tctx->stolen = true;
-			if ((gs = lookup_group_stats(tctx->group)))
-				gs->stolen++;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			count_stolen(tctx);
 			stolen = true;
 		}
 		break;
@@ -566,19 +914,44 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
 	return stolen;
 }
 
-/* The next steal candidate, round-robin over the other tick CPUs, never @me. */
+/* The next steal candidate, round-robin over the tick CPUs, never @me (-1: none). */
 static s32 next_victim(struct cpu_ctx *cctx, s32 me)
 {
 	u32 nr = nr_tick_cpus;
 	u32 idx;
 
-	if (nr < 2)
-		return -1;
-	cctx->steal_rr = (cctx->steal_rr + 1) % (nr - 1);
-	idx = ((u32)me + 1 + cctx->steal_rr) % nr;
+	if (me < 0) {
+		if (nr < 1)
+			return -1;
+		cctx->steal_rr = (cctx->steal_rr + 1) % nr;
+		idx = cctx->steal_rr;
+	} else {
+		if (nr < 2)
+			return -1;
+		cctx->steal_rr = (cctx->steal_rr + 1) % (nr - 1);
+		idx = ((u32)me + 1 + cctx->steal_rr) % nr;
+	}
 	if (idx >= MAX_CPUS)
 		return -1;
 	return tick_cpus[idx & (MAX_CPUS - 1)];
+}
+
+/* Look at up to @tries steal candidates, round-robin. */
+static bool steal_round(s32 cpu, s32 me, struct cpu_ctx *cctx, u32 tries, u64 now)
+{
+	u32 i;
+
+	if (tries > MAX_PROBES)
+		tries = MAX_PROBES;
+	bpf_for(i, 0, tries) {
+		s32 victim = next_victim(cctx, me);
+
+		if (victim < 0)
+			break;
+		if (try_steal(cpu, victim, now))
+			return true;
+	}
+	return false;
 }
 
 static bool take(u64 dsq_id, bool global)
@@ -598,8 +971,8 @@ static bool take(u64 dsq_id, bool global)
  *   1. peek the local and the global head; an overdue head wins (both
  *      overdue: the earlier deadline);
  *   2. else look at ONE steal candidate, round-robin, and take its head if
- *      it is stealable (a CPU with nothing else to run keeps polling the
- *      candidates, as the seed's idle runner would);
+ *      it is stealable (a CPU with nothing else to run looks at up to
+ *      MAX_PROBES candidates);
  *   3. else take the earlier of the two heads.
  */
 static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
@@ -609,7 +982,6 @@ static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
 	bool local_overdue = is_overdue(local, now);
 	bool global_overdue = is_overdue(global, now);
 	bool has_head = false;
-	u32 tries, i;
 
 	/* two steps: clang would OR the two pointers, which the verifier refuses */
 	if (local)
@@ -626,23 +998,31 @@ static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
 			return true;
 	}
 
-	/* 2. one steal candidate, round-robin; an otherwise idle CPU polls them all */
-	if (work_stealing) {
-		tries = has_head ? 1 : nr_tick_cpus - 1;
-		bpf_for(i, 0, tries) {
-			s32 victim = next_victim(cctx, me);
-
-			if (victim < 0)
-				break;
-			if (try_steal(cpu, victim, now))
-				return true;
-		}
-	}
+	/* 2. one steal candidate, round-robin; an otherwise idle CPU looks further */
+	if (work_stealing && steal_round(cpu, me, cctx, has_head ? 1 : nr_tick_cpus - 1, now))
+		return true;
 
 	/* 3. the earlier of the two heads */
 	if (local && local_first(local, global) && take(cpu, false))
 		return true;
 	return global && take(DSQ_GLOBAL_TICK, true);
+}
+
+/*
+ * A non-tick CPU, before its other work, takes a runner that would start
+ * late where it waits: the global head once its lateness passes the
+ * threshold, else a stealable head among up to MAX_PROBES tick CPU queues.
+ * Mirrors dispatch::poll_spill().
+ */
+static bool take_late_runner(s32 cpu, struct cpu_ctx *cctx)
+{
+	struct task_struct *global = peek(DSQ_GLOBAL_TICK);
+	u64 now = scx_bpf_now();
+
+	if (global && bpf_cpumask_test_cpu(cpu, global->cpus_ptr) &&
+	    is_stealable(lookup_task_ctx(global), now, 0) && take(DSQ_GLOBAL_TICK, true))
+		return true;
+	return work_stealing && steal_round(cpu, -1, cctx, nr_tick_cpus, now);
 }
 
 /* How long a tick CPU may lend itself to other work before its next runner wakes. */
@@ -659,17 +1039,20 @@ static u64 lend_window(struct cpu_ctx *cctx, u64 now)
 
 void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 {
-	struct cpu_ctx *cctx;
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
 	s32 me = tick_index(cpu);
 
+	if (!cctx)
+		return;
 	if (me < 0) {
+		if (take_late_runner(cpu, cctx))
+			return;
 		if (scx_bpf_dsq_move_to_local(DSQ_OTHER, 0))
 			STAT_INC(dispatch_other);
 		return;
 	}
 
-	cctx = lookup_cpu_ctx(-1);
-	if (!cctx || poll_tick(cpu, me, cctx))
+	if (poll_tick(cpu, me, cctx))
 		return;
 
 	/* the runners sleep: lend the CPU to other work if the next tick is far enough */
@@ -683,39 +1066,21 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	struct group_stats *gs;
-	u64 now, interval;
-	s32 group;
 
-	if (!tctx)
+	/*
+	 * Only a real wake-up starts a tick: the dequeue/enqueue pairs of
+	 * sched_setaffinity, cgroup moves, nice changes and PI boosts do not.
+	 */
+	if (!tctx || !(enq_flags & SCX_ENQ_WAKEUP) || classify(p, tctx) < 0)
 		return;
-	group = classify(p, tctx);
-	if (group < 0)
-		return;
-
-	/* a tick starts */
-	now = scx_bpf_now();
-	if (tctx->wake_at) {
-		interval = now - tctx->wake_at;
-		tctx->wake_interval = tctx->wake_interval ?
-			(tctx->wake_interval * 3 + interval) / 4 : interval;
-	}
-	gs = lookup_group_stats(group);
-	tctx->wake_at = now;
-	tctx->deadline = take_hint(p, group, now, gs) ?: now + group_deadline(group);
-	tctx->started = false;
-	tctx->missed = false;
-	tctx->stolen = false;
-	STAT_INC(ticks);
-	if (gs)
-		gs->ticks++;
+	start_tick(p, tctx, scx_bpf_now());
 }
 
 /* The tick got its first CPU: record its start lateness. */
 static void account_start(struct task_ctx *tctx, u64 now)
 {
 	struct group_stats *gs = lookup_group_stats(tctx->group);
-	u64 lateness = now - tctx->wake_at;
+	u64 lateness = elapsed(now, tctx->tick_start);
 
 	if (lateness >= LATE_START_NS)
 		STAT_INC(late_starts);
@@ -733,27 +1098,38 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
-	u64 now = scx_bpf_now();
-	s32 cpu;
+	u64 now = scx_bpf_now(), slice;
+	s32 cpu = scx_bpf_task_cpu(p);
 
 	if (!tctx || !cctx)
 		return;
 	tctx->run_start = now;
-	cctx->running_tick = tctx->tick_queued;
-	cctx->running_deadline = tctx->deadline;
+	cctx->running_tick = tctx->runner;
 
-	if (tctx->tick_queued) {
+	if (tctx->runner) {
+		/* its deadline passed while it waited: that tick is missed */
+		if (tctx->in_tick && !time_before(now, tctx->deadline))
+			replenish(p, tctx, now);
+		/* homes move: a tick CPU that took it is its home now (the seed's steal) */
+		if (work_stealing && tctx->home_seen && tick_index(cpu) >= 0 &&
+		    group_may_home(tctx->group, cpu))
+			tctx->home = cpu;
 		if (!tctx->started) {
 			tctx->started = true;
 			account_start(tctx, now);
 		}
+		cctx->running_deadline = tctx->deadline;
+		cctx->running_left = tctx->mspt > tctx->tick_runtime ? tctx->mspt - tctx->tick_runtime : 0;
+		cctx->running_since = now;
+		/* the slice ends at the deadline: then the next tick competes again (replenish) */
+		slice = elapsed(tctx->deadline, now);
+		p->scx.slice = slice > MIN_RUNNER_SLICE_NS ? slice : MIN_RUNNER_SLICE_NS;
 		return;
 	}
 
 	if (time_before(vtime_now, tctx->vtime))
 		vtime_now = tctx->vtime;
 	/* other work on a tick CPU must end run_tasks_buffer before the next tick */
-	cpu = scx_bpf_task_cpu(p);
 	if (tick_index(cpu) >= 0) {
 		u64 window = lend_window(cctx, now);
 
@@ -762,39 +1138,6 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		if (p->scx.slice > window)
 			p->scx.slice = window;
 	}
-}
-
-/* Count a deadline miss once per tick, with its overshoot, and stream it. */
-static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
-{
-	struct group_stats *gs;
-	struct miss_event *e;
-	u64 over;
-
-	if (tctx->missed || !tctx->deadline || !time_after(now, tctx->deadline))
-		return;
-	tctx->missed = true;
-	over = now - tctx->deadline;
-	STAT_INC(misses);
-	if ((gs = lookup_group_stats(tctx->group))) {
-		gs->misses++;
-		gs->overshoot_hist[hist_bucket(over) & (NR_HIST_BUCKETS - 1)]++;
-		gs->overshoot_sum_ns += over;
-		if (over > gs->overshoot_max_ns)
-			gs->overshoot_max_ns = over;
-	}
-	e = bpf_ringbuf_reserve(&miss_events, sizeof(*e), 0);
-	if (!e)
-		return; /* the reader is behind: the counters above still count it */
-	e->at_ns = now;
-	e->deadline_ns = tctx->deadline;
-	e->overshoot_ns = over;
-	e->tid = p->pid;
-	e->cpu = scx_bpf_task_cpu(p);
-	e->group = tctx->group;
-	e->stolen = tctx->stolen;
-	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
-	bpf_ringbuf_submit(e, 0);
 }
 
 void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
@@ -807,13 +1150,15 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 		cctx->running_tick = false;
 	if (!tctx)
 		return;
-	if (tctx->tick_queued) {
-		/* still running past the deadline counts as a miss too */
-		account_miss(p, tctx, now);
+	if (tctx->runner) {
+		tctx->tick_runtime += elapsed(now, tctx->run_start);
+		/* still runnable at its deadline: the next tick on the grid */
+		if (runnable && tctx->in_tick && !time_before(now, tctx->deadline))
+			replenish(p, tctx, now);
 		return;
 	}
 	/* fair share among other tasks, scaled by weight */
-	tctx->vtime += (now - tctx->run_start) * 100 / p->scx.weight;
+	tctx->vtime += elapsed(now, tctx->run_start) * 100 / p->scx.weight;
 }
 
 void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)
@@ -823,23 +1168,25 @@ void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)
 	u64 now, next;
 	s32 home;
 
-	if (!tctx || !tctx->tick_queued || !(deq_flags & SCX_DEQ_SLEEP))
+	if (!tctx || !tctx->in_tick || !(deq_flags & SCX_DEQ_SLEEP))
 		return;
 
 	/* the tick ends */
 	now = scx_bpf_now();
 	account_miss(p, tctx, now);
+	learn_mspt(tctx);
+	tctx->in_tick = false;
+	if (!tctx->runner)
+		return;
 
 	/* remember when the home CPU's next runner is expected, for lending */
-	home = home_cpu(p);
-	if (home < 0)
-		home = scx_bpf_task_cpu(p);
+	home = tctx->home_seen ? tctx->home : scx_bpf_task_cpu(p);
 	if (!tctx->wake_interval || tick_index(home) < 0)
 		return;
 	cctx = lookup_cpu_ctx(home);
 	if (!cctx)
 		return;
-	next = tctx->wake_at + tctx->wake_interval;
+	next = tctx->last_wake + tctx->wake_interval;
 	if (time_before(cctx->next_wake, now) || time_before(next, cctx->next_wake))
 		cctx->next_wake = next;
 }
@@ -852,6 +1199,7 @@ s32 BPF_STRUCT_OPS(tick_init_task, struct task_struct *p, struct scx_init_task_a
 	if (!tctx)
 		return -ENOMEM;
 	tctx->group = -1;
+	tctx->home = -1;
 	tctx->vtime = vtime_now;
 	return 0;
 }
@@ -876,6 +1224,17 @@ static s32 build_cpumask(struct bpf_cpumask __kptr **slot, bool tick)
 	return 0;
 }
 
+static s32 init_steal_timer(u32 key)
+{
+	struct steal_timer *st = bpf_map_lookup_elem(&steal_timers, &key);
+
+	if (!st)
+		return -ENOENT;
+	bpf_timer_init(&st->timer, &steal_timers, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&st->timer, steal_timerfn);
+	return 0;
+}
+
 s32 BPF_STRUCT_OPS_SLEEPABLE(tick_init)
 {
 	s32 ret;
@@ -890,11 +1249,12 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tick_init)
 	ret = scx_bpf_create_dsq(DSQ_GLOBAL_TICK, -1);
 	if (!ret)
 		ret = scx_bpf_create_dsq(DSQ_OTHER, -1);
+	if (!ret)
+		ret = init_steal_timer(MAX_CPUS);
 	if (ret)
 		return ret;
 
 	bpf_for(i, 0, nr_tick_cpus) {
-		struct steal_timer *st;
 		s32 cpu;
 
 		if (i >= MAX_CPUS)
@@ -905,11 +1265,9 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tick_init)
 			scx_bpf_error("failed to create the EDF queue of tick CPU %d", cpu);
 			return ret;
 		}
-		st = bpf_map_lookup_elem(&steal_timers, &cpu);
-		if (!st)
-			return -ENOENT;
-		bpf_timer_init(&st->timer, &steal_timers, CLOCK_MONOTONIC);
-		bpf_timer_set_callback(&st->timer, steal_timerfn);
+		ret = init_steal_timer(cpu);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

@@ -149,6 +149,17 @@ pub struct RunArgs {
     #[arg(long)]
     pub userspace: bool,
 
+    /// The sched_ext watchdog: a runnable task left waiting this many ms
+    /// ejects the scheduler (the kernel's default scheduler takes over).
+    /// 0: the kernel's default (30 s).
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub watchdog_ms: i64,
+
     /// Exit debug dump buffer length (0: the kernel default).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub exit_dump_len: u32,

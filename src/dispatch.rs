@@ -1,21 +1,41 @@
-//! A pure model of the dispatch decision on a tick CPU, mirrored by
-//! `poll_tick()` in bpf/main.bpf.c (same names, same order). The BPF code
-//! can only run in a VM; this model is tested everywhere, exhaustively.
+//! A pure model of scx_tick's scheduling decisions, mirrored by
+//! bpf/main.bpf.c (same names, same order). The BPF code can only run in a
+//! VM; this model is tested everywhere, exhaustively.
 //!
-//! The order is the seed's Affinity scheduler poll:
+//! On a tick CPU, the order is the seed's Affinity scheduler poll
+//! ([`poll`]):
 //! 1. peek the local and the global queue head; an overdue head wins, and
 //!    if both are overdue the earlier deadline wins;
 //! 2. otherwise look at one steal candidate, chosen round-robin among the
-//!    other tick CPUs, and take its head if it is stealable (its start
-//!    lateness is above the threshold); a CPU with nothing else to run keeps
-//!    polling the candidates, as the seed's idle runner would;
+//!    other tick CPUs, and take its head if it is stealable (predicted to
+//!    start more than the threshold after its tick started); a CPU with
+//!    nothing else to run looks at up to [`MAX_PROBES`] candidates;
 //! 3. otherwise take the earlier of the two heads (a tie goes to local).
+//!
+//! The tick CPUs are the runners' home, not their fence:
+//! - a runner predicted to start late at its busy home starts at once
+//!   elsewhere ([`place`]): an idle CPU, else a CPU running other work;
+//! - a non-tick CPU takes a late runner before its other work
+//!   ([`poll_spill`]);
+//! - a runner that another tick CPU took makes that CPU its home
+//!   ([`moved_home`]);
+//! - a runner still running or runnable at its deadline starts its next
+//!   tick one period later on the grid ([`replenish`]), so runners that
+//!   share a CPU take turns.
+
+/// Remote queues (or CPUs) one dispatch or placement looks at, at most:
+/// the cost of a decision must not grow with the machine.
+pub const MAX_PROBES: usize = 8;
 
 /// The head of an EDF queue as a poll sees it (peeking never dequeues).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Head {
     pub deadline: u64,
-    pub wake_at: u64,
+    /// When its tick started (wake-up, or grid time after replenishment).
+    pub tick_start: u64,
+    /// Predicted CPU time still needed by the runner its own CPU runs
+    /// (0 for other work or idle): when this head would start there.
+    pub ahead: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,13 +54,25 @@ pub struct Policy {
     pub steal_threshold_ns: u64,
 }
 
-pub fn is_overdue(h: Head, now: u64) -> bool {
-    h.deadline < now
+/// `now - since`, never negative: a stamp taken on another CPU may be a
+/// little ahead of this CPU's clock (BPF: `elapsed()`).
+pub fn elapsed(now: u64, since: u64) -> u64 {
+    (now.wrapping_sub(since) as i64).max(0) as u64
 }
 
-/// Start lateness so far of a queued tick is `now - wake_at`.
-pub fn is_stealable(h: Head, now: u64, threshold_ns: u64) -> bool {
-    now.saturating_sub(h.wake_at) > threshold_ns
+pub fn is_overdue(h: Head, now: u64) -> bool {
+    (h.deadline.wrapping_sub(now) as i64) < 0
+}
+
+/// Predictive threshold stealing: the tick is predicted to start at
+/// `now + ahead`; it is stealable when that start lateness is above the
+/// threshold. A tick predicted to start within the threshold never is.
+pub fn is_stealable(tick_start: u64, now: u64, ahead: u64, threshold_ns: u64) -> bool {
+    elapsed(now.wrapping_add(ahead), tick_start) > threshold_ns
+}
+
+fn head_stealable(h: Head, now: u64, policy: Policy) -> bool {
+    is_stealable(h.tick_start, now, h.ahead, policy.steal_threshold_ns)
 }
 
 /// Round-robin over the other `nr` tick CPUs, never `me`.
@@ -52,8 +84,36 @@ pub fn next_victim(steal_rr: &mut u32, me: usize, nr: usize) -> Option<usize> {
     Some((me + 1 + *steal_rr as usize) % nr)
 }
 
+/// Round-robin over all `nr` tick CPUs, for a CPU that is not one.
+pub fn next_victim_from_outside(steal_rr: &mut u32, nr: usize) -> Option<usize> {
+    if nr < 1 {
+        return None;
+    }
+    *steal_rr = (*steal_rr + 1) % nr as u32;
+    Some(*steal_rr as usize)
+}
+
+/// Look at up to `tries` (at most [`MAX_PROBES`]) candidates; `heads(i)`
+/// is None for an empty queue or a head that may not run here.
+fn steal_round(
+    policy: Policy,
+    now: u64,
+    tries: usize,
+    next: &mut dyn FnMut() -> Option<usize>,
+    heads: &dyn Fn(usize) -> Option<Head>,
+) -> Option<usize> {
+    for _ in 0..tries.min(MAX_PROBES) {
+        let victim = next()?;
+        if heads(victim).is_some_and(|h| head_stealable(h, now, policy)) {
+            return Some(victim);
+        }
+    }
+    None
+}
+
 /// One poll of tick CPU `me` (of `nr` tick CPUs). `heads(i)` peeks tick CPU
-/// i's queue; `local` is `heads(me)`.
+/// i's queue (None: empty, or its head may not run on `me`); `local` is
+/// `heads(me)`.
 pub fn poll(
     policy: Policy,
     now: u64,
@@ -78,20 +138,16 @@ pub fn poll(
         };
     }
 
-    // 2. one steal candidate, round-robin; an otherwise idle CPU polls them all
+    // 2. one steal candidate, round-robin; an otherwise idle CPU looks further
     if policy.work_stealing {
         let tries = if local.is_some() || global.is_some() {
             1
         } else {
             nr.saturating_sub(1)
         };
-        for _ in 0..tries {
-            let Some(victim) = next_victim(steal_rr, me, nr) else {
-                break;
-            };
-            if heads(victim).is_some_and(|h| is_stealable(h, now, policy.steal_threshold_ns)) {
-                return Pick::Steal(victim);
-            }
+        let mut next = || next_victim(steal_rr, me, nr);
+        if let Some(v) = steal_round(policy, now, tries, &mut next, heads) {
+            return Pick::Steal(v);
         }
     }
 
@@ -103,12 +159,131 @@ pub fn poll(
     }
 }
 
-/// Does a waking runner with `deadline` preempt what its home CPU runs?
-/// Other work (`running` = None) always; a runner only when the newcomer's
-/// deadline is strictly earlier (preemptive EDF; a tie keeps the CPU, which
-/// avoids ping-pong between runners of equal deadlines).
+/// A non-tick CPU, before its other work: the global head once its
+/// lateness passes the threshold, else a stealable head among up to
+/// [`MAX_PROBES`] tick CPU queues; Nothing means: run other work.
+pub fn poll_spill(
+    policy: Policy,
+    now: u64,
+    nr: usize,
+    steal_rr: &mut u32,
+    global: Option<Head>,
+    heads: &dyn Fn(usize) -> Option<Head>,
+) -> Pick {
+    if global.is_some_and(|g| is_stealable(g.tick_start, now, 0, policy.steal_threshold_ns)) {
+        return Pick::Global;
+    }
+    if policy.work_stealing {
+        let mut next = || next_victim_from_outside(steal_rr, nr);
+        if let Some(v) = steal_round(policy, now, nr, &mut next, heads) {
+            return Pick::Steal(v);
+        }
+    }
+    Pick::Nothing
+}
+
+/// Does a runner with `deadline` preempt what a CPU runs? Other work
+/// (`running` = None) always; a runner only when the newcomer's deadline
+/// is strictly earlier (preemptive EDF; a tie keeps the CPU, which avoids
+/// ping-pong between runners of equal deadlines).
 pub fn preempts(deadline: u64, running: Option<u64>) -> bool {
-    running.is_none_or(|d| deadline < d)
+    running.is_none_or(|d| (deadline.wrapping_sub(d) as i64) < 0)
+}
+
+/// The runner a CPU is running, as placement sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Running {
+    pub deadline: u64,
+    /// Predicted CPU time it still needs.
+    pub left: u64,
+}
+
+/// How long a runner with `deadline` would wait at its home: the rest of
+/// the runner there that it cannot preempt, plus the predicted work (MSPT)
+/// of the runners queued there with an earlier or equal deadline, at most
+/// [`MAX_PROBES`] of them. An unknown MSPT (0) still counts as 1 ns: a
+/// runner ahead is a wait, even one we cannot size.
+pub fn wait_at_home(deadline: u64, running: Option<Running>, queued: &[(u64, u64)]) -> u64 {
+    let mut wait = match running {
+        Some(r) if !preempts(deadline, Some(r.deadline)) => r.left.max(1),
+        _ => 0,
+    };
+    for &(d, mspt) in queued.iter().take(MAX_PROBES) {
+        if (d.wrapping_sub(deadline) as i64) > 0 {
+            break;
+        }
+        wait += mspt.max(1);
+    }
+    wait
+}
+
+/// Where a queued runner with a home goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Its home's EDF queue (and the home is kicked or preempted).
+    Home,
+    /// An idle CPU, at once.
+    Idle(usize),
+    /// A CPU running other work, preempted.
+    Preempt(usize),
+}
+
+/// Spill-over: a runner that would wait at its home (`wait` from
+/// [`wait_at_home`], above 0) starts at once on an idle CPU near home
+/// (tick CPUs first); one predicted to start late there (past the
+/// threshold) preempts a CPU running other work. Home and its cache stay
+/// the first choice otherwise.
+pub fn place(
+    policy: Policy,
+    now: u64,
+    tick_start: u64,
+    wait: u64,
+    idle: Option<usize>,
+    other_work: Option<usize>,
+) -> Place {
+    if wait == 0 {
+        return Place::Home;
+    }
+    if let Some(cpu) = idle {
+        return Place::Idle(cpu);
+    }
+    match other_work {
+        Some(cpu) if is_stealable(tick_start, now, wait, policy.steal_threshold_ns) => {
+            Place::Preempt(cpu)
+        }
+        _ => Place::Home,
+    }
+}
+
+/// Homes move: a tick CPU (allowed by its group) that took the runner is
+/// its home from then on, as the seed moves a stolen region to the
+/// stealer's queue. A non-tick CPU only helps out.
+pub fn moved_home(home: usize, ran_on: usize, is_tick_cpu: bool, group_allows: bool) -> usize {
+    if ran_on != home && is_tick_cpu && group_allows {
+        ran_on
+    } else {
+        home
+    }
+}
+
+/// A runner still running or runnable at `now` >= its deadline has missed
+/// that tick; the next tick starts whole periods later on the same grid
+/// (SCHED_DEADLINE's replenishment), its deadline the first grid deadline
+/// after `now`. Returns (tick start, deadline) of the next tick.
+pub fn replenish(tick_start: u64, deadline: u64, period: u64, now: u64) -> (u64, u64) {
+    let period = period.max(MIN_RUNNER_SLICE_NS);
+    let k = 1 + elapsed(now, deadline) / period;
+    (tick_start + k * period, deadline + k * period)
+}
+
+/// A runner's slice, mirrored from bpf/intf.h.
+pub const MIN_RUNNER_SLICE_NS: u64 = 200_000;
+
+/// A runner's slice ends at its deadline (never sooner than the minimum):
+/// if it still runs then, [`replenish`] starts its next tick and it
+/// competes again.
+pub fn runner_slice(deadline: u64, now: u64) -> u64 {
+    elapsed(deadline, now).max(MIN_RUNNER_SLICE_NS)
 }
 
 #[cfg(test)]
@@ -116,7 +291,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_waking_runner_preempts_other_work_and_later_deadlines_only() {
+    fn a_runner_preempts_other_work_and_later_deadlines_only() {
         assert!(preempts(10, None));
         assert!(preempts(10, Some(11)));
         assert!(!preempts(10, Some(10)));
@@ -130,8 +305,16 @@ mod tests {
         steal_threshold_ns: 3 * MS,
     };
 
-    fn head(deadline: u64, wake_at: u64) -> Option<Head> {
-        Some(Head { deadline, wake_at })
+    fn head(deadline: u64, tick_start: u64) -> Option<Head> {
+        Some(Head {
+            deadline,
+            tick_start,
+            ahead: 0,
+        })
+    }
+
+    fn behind(h: Option<Head>, ahead: u64) -> Option<Head> {
+        h.map(|h| Head { ahead, ..h })
     }
 
     /// Poll tick CPU 0 of `queues.len()` with the given queues.
@@ -140,6 +323,15 @@ mod tests {
         poll(policy, NOW, 0, queues.len(), &mut rr, global, &|i| {
             queues[i]
         })
+    }
+
+    #[test]
+    fn a_clock_a_little_behind_is_no_lateness() {
+        assert_eq!(elapsed(NOW, NOW + 5), 0);
+        assert_eq!(elapsed(NOW + 5, NOW), 5);
+        // a stamp from a CPU slightly ahead: not late, let alone stealable
+        assert!(!is_stealable(NOW + 1000, NOW, 0, 3 * MS));
+        assert!(!is_overdue(head(NOW + 1, 0).unwrap(), NOW));
     }
 
     #[test]
@@ -172,6 +364,17 @@ mod tests {
     }
 
     #[test]
+    fn a_candidate_predicted_to_start_late_is_stolen_before_it_is_late() {
+        let mine = head(NOW + 45 * MS, NOW - MS);
+        // woke 1 ms ago, 20 ms of another runner's work ahead of it
+        let theirs = behind(head(NOW + 49 * MS, NOW - MS), 20 * MS);
+        assert_eq!(poll_with(POLICY, &[mine, theirs], None), Pick::Steal(1));
+        // 1 ms ahead: predicted to start within the threshold, never stolen
+        let soon = behind(head(NOW + 49 * MS, NOW - MS), MS);
+        assert_eq!(poll_with(POLICY, &[mine, soon], None), Pick::Local);
+    }
+
+    #[test]
     fn a_candidate_at_or_below_the_threshold_is_not_stolen() {
         let mine = head(NOW + 45 * MS, NOW - MS);
         let theirs = head(NOW + 10 * MS, NOW - 3 * MS);
@@ -187,6 +390,11 @@ mod tests {
         };
         let theirs = head(NOW + 10 * MS, NOW - 30 * MS);
         assert_eq!(poll_with(off, &[None, theirs, theirs], None), Pick::Nothing);
+        let mut rr = 0;
+        assert_eq!(
+            poll_spill(off, NOW, 2, &mut rr, None, &|_| theirs),
+            Pick::Nothing
+        );
     }
 
     #[test]
@@ -201,7 +409,7 @@ mod tests {
     }
 
     #[test]
-    fn a_busy_cpu_looks_at_one_candidate_an_idle_one_at_all() {
+    fn a_busy_cpu_looks_at_one_candidate_an_idle_one_at_more() {
         let mine = head(NOW + 45 * MS, NOW);
         let stealable = head(NOW + 10 * MS, NOW - 10 * MS);
         // Candidate order from rr=0 for CPU 0 of 4: 2, 3, 1, 2, ...
@@ -214,7 +422,29 @@ mod tests {
         let idle = [None, None, None, stealable];
         let mut rr = 0;
         let p = poll(POLICY, NOW, 0, 4, &mut rr, None, &|i| idle[i]);
-        assert_eq!(p, Pick::Steal(3), "idle: keeps polling until it finds one");
+        assert_eq!(p, Pick::Steal(3), "idle: keeps looking until it finds one");
+    }
+
+    #[test]
+    fn probes_per_poll_are_bounded_whatever_the_machine() {
+        for nr in [2, 9, 64, 1024] {
+            let looked = std::cell::Cell::new(0);
+            let mut rr = 0;
+            let p = poll(POLICY, NOW, 0, nr, &mut rr, None, &|i| {
+                if i != 0 {
+                    looked.set(looked.get() + 1);
+                }
+                None
+            });
+            assert_eq!(p, Pick::Nothing);
+            assert!(looked.get() <= MAX_PROBES, "{nr} CPUs: {}", looked.get());
+            let looked = std::cell::Cell::new(0);
+            poll_spill(POLICY, NOW, nr, &mut rr, None, &|_| {
+                looked.set(looked.get() + 1);
+                None
+            });
+            assert!(looked.get() <= MAX_PROBES, "{nr} CPUs: {}", looked.get());
+        }
     }
 
     #[test]
@@ -229,20 +459,155 @@ mod tests {
                 assert_eq!(seen[me], 0);
                 assert!(seen.iter().enumerate().all(|(i, &n)| i == me || n == 10));
             }
+            let mut rr = 0;
+            let mut seen = vec![0; nr];
+            for _ in 0..nr * 10 {
+                seen[next_victim_from_outside(&mut rr, nr).unwrap()] += 1;
+            }
+            assert!(seen.iter().all(|&n| n == 10));
         }
         assert_eq!(next_victim(&mut 0, 0, 1), None);
+        assert_eq!(next_victim_from_outside(&mut 0, 0), None);
     }
 
-    /// Every combination of small queue states: the pick always follows the
-    /// seed's order, stated as properties rather than expected values.
+    #[test]
+    fn a_non_tick_cpu_takes_only_late_runners() {
+        let fresh = head(NOW + 45 * MS, NOW - MS);
+        let late = head(NOW + 40 * MS, NOW - 10 * MS);
+        let predicted_late = behind(fresh, 20 * MS);
+        let mut rr = 0;
+        assert_eq!(
+            poll_spill(POLICY, NOW, 2, &mut rr, late, &|_| None),
+            Pick::Global
+        );
+        assert_eq!(
+            poll_spill(POLICY, NOW, 2, &mut rr, fresh, &|_| fresh),
+            Pick::Nothing,
+            "nobody is late: other work runs"
+        );
+        let queues = [None, predicted_late];
+        let p = poll_spill(POLICY, NOW, 2, &mut rr, fresh, &|i| queues[i]);
+        assert_eq!(p, Pick::Steal(1));
+    }
+
+    #[test]
+    fn the_wait_at_home_counts_only_runners_that_go_first() {
+        let running = Some(Running {
+            deadline: NOW + 10 * MS,
+            left: 7 * MS,
+        });
+        // a later deadline: waits for the rest of the runner and the queue ahead
+        let queued = [(NOW + 20 * MS, 5 * MS), (NOW + 60 * MS, 9 * MS)];
+        assert_eq!(wait_at_home(NOW + 50 * MS, running, &queued), 12 * MS);
+        // an earlier deadline preempts it, and nobody queued goes first
+        assert_eq!(wait_at_home(NOW + 5 * MS, running, &queued), 0);
+        // an unknown MSPT still counts as somebody ahead
+        assert_eq!(wait_at_home(NOW + 50 * MS, None, &[(NOW, 0)]), 1);
+        // at most MAX_PROBES queued runners are looked at
+        let many = vec![(NOW, MS); 100];
+        assert_eq!(
+            wait_at_home(NOW + 50 * MS, None, &many),
+            MAX_PROBES as u64 * MS
+        );
+    }
+
+    #[test]
+    fn a_runner_that_would_wait_at_home_starts_elsewhere_at_once() {
+        // behind another runner at home: an idle CPU, at once
+        assert_eq!(
+            place(POLICY, NOW, NOW, 2 * MS, Some(3), Some(2)),
+            Place::Idle(3)
+        );
+        assert_eq!(place(POLICY, NOW, NOW, 1, Some(3), None), Place::Idle(3));
+        // predicted to start late at home: other work is preempted for it
+        assert_eq!(
+            place(POLICY, NOW, NOW, 20 * MS, None, Some(2)),
+            Place::Preempt(2)
+        );
+        // within the threshold, other work keeps its CPU
+        assert_eq!(place(POLICY, NOW, NOW, 2 * MS, None, Some(2)), Place::Home);
+        assert_eq!(place(POLICY, NOW, NOW, 20 * MS, None, None), Place::Home);
+        // nobody ahead: home and its cache
+        assert_eq!(place(POLICY, NOW, NOW, 0, Some(3), Some(2)), Place::Home);
+    }
+
+    #[test]
+    fn homes_move_only_to_tick_cpus_of_the_group() {
+        assert_eq!(moved_home(1, 2, true, true), 2);
+        assert_eq!(moved_home(1, 3, false, true), 1, "non-tick CPU");
+        assert_eq!(moved_home(1, 2, true, false), 1, "outside the group's cpus");
+        assert_eq!(moved_home(1, 1, true, true), 1);
+    }
+
+    #[test]
+    fn replenishment_keeps_the_grid_and_lands_after_now() {
+        let p = 50 * MS;
+        // at the deadline: one period later
+        assert_eq!(replenish(0, p, p, p), (p, 2 * p));
+        // 2.5 periods past it: whole periods, first deadline after now
+        assert_eq!(replenish(0, p, p, p + 125 * MS), (3 * p, 4 * p));
+        // a deadline shorter than the period keeps its offset
+        assert_eq!(replenish(0, 20 * MS, p, 25 * MS), (p, p + 20 * MS));
+        for now_past in (0..500).map(|i| i * 777_777) {
+            let (s, d) = replenish(0, p, p, p + now_past);
+            assert!(d > p + now_past && d - (p + now_past) <= p);
+            assert_eq!(d - s, p);
+            assert_eq!(s % p, 0);
+        }
+    }
+
+    /// Three runners that never sleep share one CPU: with the slice ending
+    /// at the deadline and replenishment, EDF gives each a turn every
+    /// period or so; without replenishment the oldest deadline would win
+    /// every slice and the others would wait for ever.
+    #[test]
+    fn runners_that_never_sleep_take_turns() {
+        let p = 50 * MS;
+        let mut d = [p; 3];
+        let mut start = [0u64; 3];
+        let mut longest_wait = [0u64; 3];
+        let mut last_ran = [0u64; 3];
+        let mut now = 0u64;
+        while now < 60_000 * MS {
+            // EDF: the earliest deadline (a tie: the lowest index, FIFO)
+            let i = (0..3).min_by_key(|&i| d[i]).unwrap();
+            longest_wait[i] = longest_wait[i].max(now - last_ran[i]);
+            if d[i] <= now {
+                (start[i], d[i]) = replenish(start[i], d[i], p, now);
+            }
+            now += runner_slice(d[i], now);
+            last_ran[i] = now;
+            if d[i] <= now {
+                (start[i], d[i]) = replenish(start[i], d[i], p, now);
+            }
+        }
+        for w in longest_wait {
+            assert!(w <= 3 * p, "a runner waited {} ms", w / MS);
+        }
+    }
+
+    /// Every combination of small queue states on 3 and 4 tick CPUs, with
+    /// affinity (a head that may not run here is invisible) and tick
+    /// starts later than `now` (a stamp from a CPU ahead): the pick always
+    /// follows the seed's order, stated as properties rather than expected
+    /// values.
     #[test]
     fn exhaustive_order_properties() {
         let deadlines = [NOW - 5 * MS, NOW - MS, NOW, NOW + MS, NOW + 30 * MS];
-        let wakes = [NOW - 20 * MS, NOW - 3 * MS, NOW - MS, NOW];
+        let starts = [NOW - 20 * MS, NOW - 3 * MS, NOW - MS, NOW, NOW + MS];
+        let aheads = [0, 2 * MS, 20 * MS];
         let mut heads = vec![None];
         for &d in &deadlines {
-            for &w in &wakes {
+            for &w in &starts {
                 heads.push(head(d, w));
+            }
+        }
+        let mut victims = vec![None];
+        for &d in &[NOW - MS, NOW + 30 * MS] {
+            for &w in &starts {
+                for &a in &aheads {
+                    victims.push(behind(head(d, w), a));
+                }
             }
         }
         let mut cases = 0;
@@ -253,23 +618,53 @@ mod tests {
                 ..POLICY
             },
         ] {
-            for &l in &heads {
-                for &g in &heads {
-                    for &v in &heads {
-                        let queues = [l, v];
-                        let pick = poll_with(policy, &queues, g);
-                        check(policy, l, g, v, pick);
-                        cases += 1;
+            for nr in [3, 4] {
+                for &l in &heads {
+                    for &g in &heads {
+                        for &v in &victims {
+                            for allowed in [true, false] {
+                                // one candidate queue (the last CPU), the
+                                // others empty; `allowed`: may it run here
+                                let mut queues = vec![None; nr];
+                                queues[0] = l;
+                                queues[nr - 1] = v;
+                                let seen = |i: usize| {
+                                    if i == nr - 1 && !allowed {
+                                        None
+                                    } else {
+                                        queues[i]
+                                    }
+                                };
+                                let mut rr = 0;
+                                let pick = poll(policy, NOW, 0, nr, &mut rr, g, &seen);
+                                check(policy, l, g, seen(nr - 1), pick, nr);
+                                let mut rr = 0;
+                                let spill = poll_spill(policy, NOW, nr, &mut rr, g, &seen);
+                                check_spill(policy, g, &seen, spill, nr);
+                                cases += 2;
+                            }
+                        }
                     }
                 }
             }
         }
-        assert!(cases > 10_000);
+        assert!(cases > 100_000, "{cases}");
     }
 
-    fn check(policy: Policy, l: Option<Head>, g: Option<Head>, v: Option<Head>, pick: Pick) {
+    fn stealable(h: Option<Head>) -> bool {
+        h.is_some_and(|h| head_stealable(h, NOW, POLICY))
+    }
+
+    fn check(
+        policy: Policy,
+        l: Option<Head>,
+        g: Option<Head>,
+        v: Option<Head>,
+        pick: Pick,
+        nr: usize,
+    ) {
         let od = |h: Option<Head>| h.is_some_and(|h| is_overdue(h, NOW));
-        let ctx = format!("l={l:?} g={g:?} v={v:?} -> {pick:?}");
+        let ctx = format!("nr={nr} l={l:?} g={g:?} v={v:?} -> {pick:?}");
         match pick {
             Pick::Local => {
                 let l = l.expect(&ctx);
@@ -278,11 +673,7 @@ mod tests {
                 }
                 if !od(Some(l)) {
                     assert!(g.is_none_or(|g| l.deadline <= g.deadline), "{ctx}");
-                    assert!(
-                        !policy.work_stealing
-                            || !v.is_some_and(|v| is_stealable(v, NOW, policy.steal_threshold_ns)),
-                        "{ctx}"
-                    );
+                    assert!(!looked_at_and_missed(policy, v, nr), "{ctx}");
                 }
             }
             Pick::Global => {
@@ -290,21 +681,56 @@ mod tests {
                 if od(l) {
                     assert!(od(Some(g)) && g.deadline < l.unwrap().deadline, "{ctx}");
                 }
-                if !od(Some(g)) {
+                if !od(Some(g)) && !od(l) {
                     assert!(l.is_none_or(|l| g.deadline < l.deadline), "{ctx}");
+                    assert!(!looked_at_and_missed(policy, v, nr), "{ctx}");
                 }
             }
             Pick::Steal(i) => {
-                assert_eq!(i, 1, "{ctx}");
+                assert_eq!(i, nr - 1, "{ctx}");
                 assert!(policy.work_stealing && !od(l) && !od(g), "{ctx}");
-                assert!(
-                    is_stealable(v.unwrap(), NOW, policy.steal_threshold_ns),
-                    "{ctx}"
-                );
+                assert!(stealable(v), "{ctx}");
             }
             Pick::Nothing => {
                 assert!(l.is_none() && g.is_none(), "{ctx}");
+                // an idle CPU looks at every other queue (nr - 1 <= MAX_PROBES here)
+                assert!(!policy.work_stealing || !stealable(v), "{ctx}");
             }
+        }
+    }
+
+    /// A busy CPU looks at one candidate, the first in round-robin order:
+    /// was that the stealable queue, and was it passed over?
+    fn looked_at_and_missed(policy: Policy, v: Option<Head>, nr: usize) -> bool {
+        policy.work_stealing && next_victim(&mut 0, 0, nr) == Some(nr - 1) && stealable(v)
+    }
+
+    /// A non-tick CPU sees every tick CPU's queue (nr <= MAX_PROBES here).
+    fn check_spill(
+        policy: Policy,
+        g: Option<Head>,
+        seen: &dyn Fn(usize) -> Option<Head>,
+        pick: Pick,
+        nr: usize,
+    ) {
+        let ctx = format!("spill nr={nr} g={g:?} -> {pick:?}");
+        let g_late = g.is_some_and(|g| is_stealable(g.tick_start, NOW, 0, 3 * MS));
+        let any_stealable = (0..nr).any(|i| stealable(seen(i)));
+        match pick {
+            Pick::Global => assert!(g_late, "{ctx}"),
+            Pick::Steal(i) => {
+                assert!(
+                    !g_late && policy.work_stealing && stealable(seen(i)),
+                    "{ctx}"
+                )
+            }
+            Pick::Nothing => {
+                assert!(
+                    !g_late && (!policy.work_stealing || !any_stealable),
+                    "{ctx}"
+                )
+            }
+            Pick::Local => panic!("{ctx}"),
         }
     }
 }

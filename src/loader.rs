@@ -28,6 +28,7 @@ use crate::stats::{Counters, GroupCounters, Metrics};
 use crate::topology::Machine;
 
 const SCHED_EXT_SYSFS: &str = "/sys/kernel/sched_ext";
+const MAX_CPUS: usize = intf::tick_consts_MAX_CPUS as usize;
 
 /// Refuse early, in plain words, what would otherwise fail deep in libbpf.
 pub fn preflight() -> Result<()> {
@@ -94,6 +95,12 @@ pub fn check_outputs(args: &RunArgs) -> Result<()> {
         bail!(
             "--stats {}: allowed: a number of seconds, 0 (off) or more",
             args.stats
+        );
+    }
+    if args.watchdog_ms != 0 && !(100..=30_000).contains(&args.watchdog_ms) {
+        bail!(
+            "--watchdog-ms {}: allowed: 0 (the kernel's default, 30 s) or 100 to 30000",
+            args.watchdog_ms
         );
     }
     if let Some(path) = &args.stats_json {
@@ -256,6 +263,8 @@ impl<'a> Scheduler<'a> {
         builder.obj_builder.debug(args.verbose > 1);
         let mut skel = scx_ops_open!(builder, open_object, tick_ops, None)?;
         skel.struct_ops.tick_ops_mut().exit_dump_len = args.exit_dump_len;
+        skel.struct_ops.tick_ops_mut().timeout_ms = args.watchdog_ms as u32;
+        let machine = Machine::read()?;
 
         let rodata = skel
             .maps
@@ -273,9 +282,17 @@ impl<'a> Scheduler<'a> {
             rodata.tick_cpus[i] = cpu as i32;
             rodata.tick_index_plus1[cpu] = i as u32 + 1;
         }
+        // spill-over prefers CPUs that share the home's last-level cache
+        for c in machine.cpus.iter().filter(|c| c.id < MAX_CPUS) {
+            rodata.cpu_llc[c.id] = c.llc as u32;
+        }
         for (i, g) in plan.groups.iter().enumerate() {
             rodata.group_deadline_ns[i] = g.deadline_ns;
             rodata.group_period_ns[i] = g.period_ns;
+            // a runner's home moves only within its group's CPUs
+            for &cpu in g.home_cpus.iter().filter(|&&c| c < MAX_CPUS) {
+                rodata.group_home_mask[i][cpu / 64] |= 1 << (cpu % 64);
+            }
         }
         rodata.steal_threshold_ns = plan.steal_threshold_ns;
         rodata.run_tasks_buffer_ns = plan.run_tasks_buffer_ns;

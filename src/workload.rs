@@ -121,6 +121,9 @@ pub struct Tick {
     pub begin_ns: u64,
     /// When its work was done.
     pub end_ns: u64,
+    /// The longest wall-clock gap between two progress stamps of its work:
+    /// how long the runner waited for a CPU in the middle of a tick.
+    pub stall_ns: u64,
 }
 
 impl Tick {
@@ -150,6 +153,9 @@ pub struct Summary {
     pub lateness_max_ms: f64,
     pub mspt_mean_ms: f64,
     pub mspt_p99_ms: f64,
+    /// The longest a runner waited for a CPU in the middle of a tick (a
+    /// stall probe seen from the workload's side).
+    pub stall_max_ms: f64,
     /// Ticks per second of wall time, per runner (a 20 TPS server that
     /// keeps up shows 20 however many runners it has).
     pub tps: f64,
@@ -181,6 +187,7 @@ pub fn summarize(ticks: &[Tick], deadline_ns: u64, runners: usize, duration_ns: 
             0.0
         },
         mspt_p99_ms: ms(percentile(&mspt, 99.0)),
+        stall_max_ms: ms(ticks.iter().map(|t| t.stall_ns).max().unwrap_or(0)),
         tps: if secs > 0.0 && runners > 0 {
             n as f64 / secs / runners as f64
         } else {
@@ -219,6 +226,7 @@ mod tests {
             due_ns: due * MS,
             begin_ns: begin * MS,
             end_ns: end * MS,
+            stall_ns: 0,
         }
     }
 
@@ -349,6 +357,7 @@ mod tests {
                 due_ns: 0,
                 begin_ns: (k * 7919) % 1000 * 1000,
                 end_ns: 2_000_000,
+                stall_ns: 0,
             })
             .collect();
         let q = lateness_quantiles_ms(&ticks);

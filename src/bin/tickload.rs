@@ -76,6 +76,11 @@ struct Args {
     /// Publish each tick's exact deadline to scx_tick (deadline hints).
     #[arg(long)]
     hint: bool,
+    /// Behave like a game server's tick loop: a tick that is due already
+    /// runs at once, without sleeping first (a server behind schedule, or
+    /// one whose work exceeds the period, never sleeps).
+    #[arg(long)]
+    game_server: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -108,16 +113,24 @@ fn sleep_until(t_ns: u64) {
 }
 
 /// Burn `ns` of this thread's CPU time: a fixed amount of work, however
-/// often the thread is preempted.
-fn burn(ns: u64) {
+/// often the thread is preempted. Returns the longest wall-clock gap
+/// between two progress stamps (each a few microseconds of work apart):
+/// how long the thread waited for a CPU in the middle of its work.
+fn burn(ns: u64) -> u64 {
     let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) + ns;
     let mut x = 0u64;
+    let mut stamp = clock_ns(libc::CLOCK_MONOTONIC);
+    let mut stall = 0;
     while clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) < end {
         for i in 0..1000 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
         }
         std::hint::black_box(x);
+        let now = clock_ns(libc::CLOCK_MONOTONIC);
+        stall = stall.max(now - stamp);
+        stamp = now;
     }
+    stall
 }
 
 struct Plan {
@@ -127,6 +140,7 @@ struct Plan {
     start: u64,
     end: u64,
     hint: Option<scx_tick_hint::DeadlineHint>,
+    game_server: bool,
 }
 
 /// One runner: tick until `end`; the log of its ticks and the CPUs they
@@ -139,16 +153,21 @@ fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>) {
         if let Some(h) = &plan.hint {
             h.set_deadline_ns(next + plan.deadline);
         }
-        sleep_until(next);
+        // a sleep until a time already past still blocks for a moment, and
+        // the scheduler would see a wake-up: a game server does not sleep
+        if !(plan.game_server && clock_ns(libc::CLOCK_MONOTONIC) >= next) {
+            sleep_until(next);
+        }
         let begin = clock_ns(libc::CLOCK_MONOTONIC);
         // SAFETY: no arguments.
         let cpu = unsafe { libc::sched_getcpu() };
-        burn(plan.work.sample(&mut rng));
+        let stall = burn(plan.work.sample(&mut rng));
         let done = clock_ns(libc::CLOCK_MONOTONIC);
         ticks.push(Tick {
             due_ns: next,
             begin_ns: begin,
             end_ns: done,
+            stall_ns: stall,
         });
         *cpus.entry(cpu).or_default() += 1;
         next += plan.period;
@@ -221,6 +240,7 @@ fn run(a: Args) -> Result<()> {
             let (barrier, times, refused) = (barrier.clone(), times.clone(), refused.clone());
             let rng = Rng::new(a.seed.wrapping_add(k as u64));
             let want_hint = a.hint;
+            let game_server = a.game_server;
             std::thread::Builder::new()
                 .name(name.clone())
                 .spawn(move || {
@@ -247,6 +267,7 @@ fn run(a: Args) -> Result<()> {
                             start,
                             end,
                             hint,
+                            game_server,
                         };
                         (name, run_ticks(&plan, rng))
                     })

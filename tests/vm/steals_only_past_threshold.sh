@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Two runners homed on tick CPU 1, tick CPU 2 idle beside it: the one that
-# waits is stolen with the default 3 ms threshold; never with a threshold
-# above the wait, and never with --no-work-stealing.
+# Two runners homed on tick CPU 1, allowed only CPUs 1 and 2, CPU 2 busy
+# with other work: no idle CPU can take the runner that waits 10 ms behind
+# the other, so the threshold decides. Predicted to start late (3 ms
+# threshold) it is stolen: tick CPU 2's other work is preempted for it.
+# Never with a threshold above the wait; never stolen with
+# --no-work-stealing (one shared queue that every tick CPU serves).
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 2 --period-ms 50 --work-ms 10 --duration-s 5 --cgroup "$CG" --json)
@@ -9,11 +12,14 @@ LOAD=(-n 2 --period-ms 50 --work-ms 10 --duration-s 5 --cgroup "$CG" --json)
 run_case() { # name, scx flags...
   local name=$1; shift
   start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" "$@"
-  "$TICKLOAD" "${LOAD[@]}" >"$WORK/$name.load" || fail "$name: tickload failed"
+  taskset -c 2 stress-ng --cpu 1 --timeout 7s >/dev/null 2>&1 &
+  local hog=$!
+  taskset -c 1,2 "$TICKLOAD" "${LOAD[@]}" >"$WORK/$name.load" || fail "$name: tickload failed"
+  wait $hog
   stop_scx INT
   [[ $SCX_RC -eq 0 ]] || fail "$name: exit status $SCX_RC"
   read_totals
-  note "$name: ticks=$tot_ticks stolen=$tot_dispatch_stolen refused=$tot_steals_refused"
+  note "$name: ticks=$tot_ticks stolen=$tot_dispatch_stolen refused=$tot_steals_refused; $(grep -o '"cpus":{[^}]*}' "$WORK/$name.load" | tr '\n' ' ')"
   ((tot_ticks > 0)) || fail "$name: no ticks counted"
 }
 

@@ -64,7 +64,9 @@ impl Runner {
     fn head(&self) -> Head {
         Head {
             deadline: self.deadline,
-            wake_at: self.wake_at,
+            tick_start: self.wake_at,
+            // this mode does not predict: a head is stealable by lateness alone
+            ahead: 0,
         }
     }
 }
