@@ -210,7 +210,7 @@ impl Reporter {
     pub fn summary(&self, groups: &[GroupCounters]) {
         for (name, g) in self.names.iter().zip(groups) {
             println!(
-                "scx_tick summary: {name}: ticks {} misses {} ({:.2}%) late starts {} steals {} hints {} (ignored {}) lateness p99 {} max {} worst overshoot {}",
+                "scx_tick summary: {name}: ticks {} misses {} ({:.2}%) late starts {} steals {} hints {} (ignored {}) lateness p50 {} p99 {} max {} worst overshoot {}",
                 g.ticks,
                 g.misses,
                 if g.ticks > 0 {
@@ -222,6 +222,9 @@ impl Reporter {
                 g.stolen,
                 g.hints_used,
                 g.hints_ignored,
+                fmt_us(
+                    hist_percentile_ns(&g.lateness_hist, 50.0).min(g.lateness_max_ns) as f64 / 1e3
+                ),
                 fmt_us(
                     hist_percentile_ns(&g.lateness_hist, 99.0).min(g.lateness_max_ns) as f64 / 1e3
                 ),
