@@ -12,7 +12,7 @@ use crate::bpf::intf::{cpu_stats, group_stats, tick_consts_NR_HIST_BUCKETS};
 
 pub const NR_BUCKETS: usize = tick_consts_NR_HIST_BUCKETS as usize;
 
-const SUB_BITS: u32 = crate::bpf::intf::tick_consts_HIST_SUB_BITS as u32;
+const SUB_BITS: u32 = crate::bpf::intf::tick_consts_HIST_SUB_BITS;
 const SUB: u64 = 1 << SUB_BITS;
 
 /// The range of histogram bucket `b` in ns, [lower, upper): log-linear,
