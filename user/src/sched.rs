@@ -140,8 +140,15 @@ impl<'a> Sched<'a> {
             .map(|c| c.id)
             .filter(|c| !plan.tick_cpus.contains(c))
             .collect();
-        let groups: Vec<&std::path::Path> =
-            plan.groups.iter().map(|g| g.cgroup.as_path()).collect();
+        // scx_tick::userspace::check_args refused groups of threads selected by name
+        let groups: Vec<&std::path::Path> = plan
+            .groups
+            .iter()
+            .filter_map(|g| match &g.runners {
+                scx_tick::config::Runners::Cgroup(p) => Some(p.as_path()),
+                scx_tick::config::Runners::Threads(_) => None,
+            })
+            .collect();
         let classifier = Classifier::new(&args.cgroup_root, &groups);
         let policy = dispatch::Policy {
             work_stealing: plan.work_stealing,
@@ -153,7 +160,7 @@ impl<'a> Sched<'a> {
             Some(p) if p == std::path::Path::new("-") => {
                 Some(JsonSink::from_writer(Box::new(out.clone())))
             }
-            Some(p) => Some(JsonSink::open(p)?),
+            Some(p) => Some(JsonSink::open(p, args.stats_json_append)?),
             None => None,
         };
         let nr_online = online.cpus.len() as u64;
