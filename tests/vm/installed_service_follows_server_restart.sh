@@ -2,11 +2,11 @@
 # Installed with the documented command and started as its systemd unit
 # would start it, scx_tick finds a JVM's region tick threads started after
 # it, in the server's own (limited) cgroup, follows the server's restart
-# within one scan, keeps --stats-json - pure JSON, serves a scrape beside an
+# within one scan, keeps --stats-json - pure JSON (with -vv: libbpf too), serves a scrape beside an
 # idle connection, and moves everything back on SIGTERM.
 source "$(dirname "$0")/../lib.sh"
 JVM=""
-trap '[[ -n "$JVM" ]] && kill -9 $JVM 2>/dev/null; cleanup' EXIT
+trap '[[ -n "$JVM" ]] && { kill -9 $JVM 2>/dev/null || true; }; cleanup' EXIT
 command -v java >/dev/null && command -v javac >/dev/null || skip "no JDK (java, javac) on this machine"
 
 # --- install into the guest's writable overlays (/root, /etc), as the README says
@@ -33,7 +33,10 @@ server() { # RUNNERS START_DELAY_MS LATE_DELAY_MS SECONDS: a JVM in $GAME
 }
 CHILD=$GAME/scx_tick-world
 runner_tids() { # the JVM's threads named like Folia's region threads
-  for t in /proc/$JVM/task/*; do [[ "$(cat $t/comm 2>/dev/null)" == "Region Schedule" ]] && basename $t; done | sort
+  local t
+  for t in /proc/$JVM/task/*; do
+    if [[ "$(cat $t/comm 2>/dev/null)" == "Region Schedule" ]]; then basename $t; fi
+  done | sort
 }
 # wait until N runners exist, then time how long until all are in the child
 runners_follow() {
@@ -44,7 +47,8 @@ runners_follow() {
   (($(echo "$tids" | grep -c .) >= n)) || fail "the server never started $n runners: $(cat "$WORK/server.out")"
   t0=$(date +%s%N)
   for ((i = 0; i < 200; i++)); do
-    missing=$(comm -23 <(echo "$tids") <(sort "$CHILD/cgroup.threads" 2>/dev/null))
+    sort "$CHILD/cgroup.threads" >"$WORK/in_child" 2>/dev/null || : >"$WORK/in_child"
+    missing=$(echo "$tids" | comm -23 - "$WORK/in_child")
     [[ -z "$missing" ]] && break; sleep 0.02
   done
   [[ -z "$missing" ]] || fail "runner thread(s) $missing not moved into $CHILD within 4 s"
@@ -64,7 +68,7 @@ with open(sys.argv[1], "w") as log:
 print("parsed", n)
 ' "$WORK/json.log" <"$WORK/json.fifo" >"$WORK/parser.out" 2>&1 &
 PARSER=$!
-$EXEC --stats-json - --stats 1 --metrics-addr 127.0.0.1:9470 >"$WORK/json.fifo" 2>"$WORK/scx.err" &
+$EXEC -vv --stats-json - --stats 1 --metrics-addr 127.0.0.1:9470 >"$WORK/json.fifo" 2>"$WORK/scx.err" &
 SCX_PID=$!
 for ((i = 0; i < 1200; i++)); do [[ "$(state)" == enabled ]] && break; sleep 0.1; done
 [[ "$(state)" == enabled ]] || fail "the unit's command line did not enable scx_tick (state $(state))"
@@ -77,6 +81,8 @@ note "2 runners of JVM $JVM in $CHILD after ${FOLLOW_MS} ms"
 runners_follow 3
 note "the late runner followed after ${FOLLOW_MS} ms"
 grep -qx "$JVM" $GAME/cgroup.threads || fail "the JVM's main thread left its cgroup"
+grep -q "tick group world: process $JVM (java) matches" "$WORK/scx.err" || fail "the log does not say which process matched"
+grep -q "libbpf" "$WORK/scx.err" || note "(no libbpf lines in the -vv log)"
 [[ "$(cat $CHILD/cgroup.type)" == threaded ]] || fail "$CHILD is not threaded"
 pids_now=$(cat $GAME/pids.current)
 nthreads=$(ls /proc/$JVM/task | wc -l)
@@ -122,5 +128,5 @@ done
 grep -q "scx_tick totals:" "$WORK/scx.err" || fail "no exit summary on stderr"
 timestamp=$(tail -1 "$WORK/json.log" | python3 -c 'import json,sys,time; m=json.load(sys.stdin); print(abs(m["timestamp_s"]-time.time()) < 120)')
 [[ $timestamp == True ]] || fail "JSON objects carry no wall-clock timestamp"
-kill $JVM 2>/dev/null; wait $JVM 2>/dev/null || true
+kill $JVM 2>/dev/null || true; wait $JVM 2>/dev/null || true; JVM=""
 check_dmesg_clean
