@@ -26,7 +26,8 @@ fn run(args: &cli::RunArgs) -> Result<()> {
     loader::check_outputs(args)?;
     loader::preflight()?;
     info!(
-        "userspace policy mode (scx_rustland_core {})",
+        "scx_tick {}, userspace policy mode (scx_rustland_core {})",
+        scx_tick::VERSION,
         scx_rustland_core::VERSION
     );
     for line in plan.describe() {

@@ -155,11 +155,16 @@ impl<'a> Sched<'a> {
             steal_threshold_ns: plan.steal_threshold_ns,
         };
         // files are opened before rustland forbids new mappings
-        let out = NonBlocking::reopen(1);
+        let stdout = NonBlocking::reopen(1);
+        // `--stats-json -`: stdout carries only JSON, the live view goes to stderr
+        let json_to_stdout = args.stats_json.as_deref() == Some(std::path::Path::new("-"));
+        let out = if json_to_stdout {
+            NonBlocking::reopen(2)
+        } else {
+            stdout.clone()
+        };
         let json = match args.stats_json.as_deref() {
-            Some(p) if p == std::path::Path::new("-") => {
-                Some(JsonSink::from_writer(Box::new(out.clone())))
-            }
+            Some(_) if json_to_stdout => Some(JsonSink::from_writer(Box::new(stdout))),
             Some(p) => Some(JsonSink::open(p, args.stats_json_append)?),
             None => None,
         };
