@@ -223,7 +223,7 @@ fn schedule(
     let mut membership = Membership::new(plan, &args.cgroup_root);
     loop {
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(plan, args, &hints, &membership, &mut open_object)?;
+        let mut sched = Scheduler::init(plan, args, &hints, &mut membership, &mut open_object)?;
         let uei = sched.run(shutdown, out, base, &mut hints, &mut membership)?;
         drop(sched);
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
@@ -329,7 +329,7 @@ impl<'a> Scheduler<'a> {
         plan: &Plan,
         args: &RunArgs,
         hints: &Hints,
-        membership: &Membership,
+        membership: &mut Membership,
         open_object: &'a mut MaybeUninit<OpenObject>,
     ) -> Result<Self> {
         let builder = BpfSkelBuilder::default();
@@ -364,8 +364,13 @@ impl<'a> Scheduler<'a> {
 
         let mut skel = scx_ops_load!(skel, tick_ops, uei)?;
 
-        // the tick groups' cgroups known so far; later ones on each scan
+        // the tick groups' cgroups known so far and those found now; later
+        // ones on each scan
         membership.attach(&skel)?;
+        membership.scan(&mut Table {
+            map: &skel.maps.tick_groups,
+            groups_gen: skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
+        });
         if let Some(bss) = skel.maps.bss_data.as_mut() {
             bss.groups_gen = bss.groups_gen.wrapping_add(1);
         }

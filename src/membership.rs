@@ -308,6 +308,13 @@ impl Membership {
         if self.last_scan.is_some_and(|t| t.elapsed() < SCAN_EVERY) {
             return;
         }
+        self.scan(t);
+    }
+
+    /// A scan now, whenever the last one was (before the first attach:
+    /// runners are known from the scheduler's first moment, as they were
+    /// when every group was registered at load).
+    pub fn scan(&mut self, t: &mut Table) {
         self.last_scan = Some(Instant::now());
         let mut want: BTreeSet<u64> = BTreeSet::new();
         let pids = if self
