@@ -280,6 +280,8 @@ pub fn fmt_us(v: f64) -> String {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
 #[stat(top, desc = "scx_tick statistics")]
 pub struct Metrics {
+    #[stat(desc = "wall-clock time of this sample, seconds since the Unix epoch (UTC)")]
+    pub timestamp_s: f64,
     #[stat(desc = "seconds since scx_tick attached")]
     pub uptime_s: f64,
     #[stat(desc = "length of the last interval, s")]
@@ -376,6 +378,18 @@ impl Metrics {
                 &mut std::iter::once((String::new(), v)),
             );
         }
+        counter(
+            &mut o,
+            "steals_refused",
+            "Steal candidates whose start lateness was below the steal threshold.",
+            &mut std::iter::once((String::new(), self.steals_refused)),
+        );
+        counter(
+            &mut o,
+            "lends",
+            "Times a tick CPU ran other work while its runners slept.",
+            &mut std::iter::once((String::new(), self.lends)),
+        );
         for (name, help, pick) in [
             (
                 "start_lateness_seconds",
@@ -684,6 +698,8 @@ mod tests {
         assert!(text.ends_with("# EOF\n"));
         assert!(text.contains("scx_tick_ticks_total{group=\"world\"} 100"));
         assert!(text.contains("scx_tick_deadline_misses_total{group=\"world\"} 3"));
+        assert!(text.contains("scx_tick_steals_refused_total 0"));
+        assert!(text.contains("scx_tick_lends_total 0"));
         assert!(text.contains(
             "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"0.000008\"} 90"
         ));
