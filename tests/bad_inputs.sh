@@ -132,6 +132,9 @@ BAD_INPUTS=(
   "--slice-ms 0|slice_ms (--slice-ms) = 0: out of range"
   "--slice-ms inf|slice_ms (--slice-ms) = inf: out of range"
   "--slice-ms 5s|invalid value '5s' for '--slice-ms <MS>'"
+  "--watchdog-ms 50|--watchdog-ms 50: allowed: 0 (the kernel's default, 30 s) or 100 to 30000"
+  "--watchdog-ms 40000|--watchdog-ms 40000: allowed"
+  "--watchdog-ms 5s|invalid value '5s' for '--watchdog-ms <MS>'"
   # switches and choices
   "--pin firm|invalid value 'firm' for '--pin <PIN>'"
   "--no-work-stealing=yes|unexpected value 'yes' for '--no-work-stealing'"
