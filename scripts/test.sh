@@ -36,8 +36,9 @@ done
 # must carry, kept few (each guest boots ~3x slower than the plain one).
 VNG_SUBSET=(vm/loads_and_names_itself vm/ticks_beat_default_scheduler_under_load
   vm/stats_match_the_workload vm/hotplug_reattaches)
-# Scenarios that cannot pass in a virtme-ng guest, and the limit of vng
-# that stops them (docs/testing.md); they are reported as skipped there.
+# Scenarios that cannot pass in a virtme-ng guest, by name, and the limit of
+# vng that stops them (docs/testing.md), e.g. [vm/NAME]="vng lacks X"; they
+# are reported as skipped there, with the reason. None is known.
 declare -A VNG_CANNOT=()
 
 selected() {
@@ -114,8 +115,8 @@ for i in "${!NAMES[@]}"; do
   name=${NAMES[$i]} f=${FILES[$i]} runner=${RUNNERS[$i]}
   t=$SECONDS
   echo "=== $name"
-  if [[ $runner == vng && -n "${VNG_CANNOT[${f#tests/}]:-}" ]]; then
-    echo "SKIP: cannot run under virtme-ng: ${VNG_CANNOT[${f#tests/}]}"; rc=77
+  if [[ $runner == vng && -n "${VNG_CANNOT[${name#vng/}]:-}" ]]; then
+    echo "SKIP: cannot run under virtme-ng: ${VNG_CANNOT[${name#vng/}]}"; rc=77
   elif [[ $runner == host ]]; then
     bash "$f"; rc=$?
   else
