@@ -54,7 +54,7 @@ pub fn admission(groups: &[(usize, f64, &[usize])]) -> Option<String> {
     (busy && demand > cpus.len() as f64 + 1e-9).then(|| {
         format!(
             "admission: tick runners may claim {demand:.2} CPUs (runners x deadline/period) \
-             but have {} tick CPU(s): ticks may miss their deadlines; add tick CPUs or shorten deadlines",
+             but have {} tick CPU(s): the excess spills over to the other CPUs; add tick CPUs to keep runners on their homes",
             cpus.len()
         )
     })
