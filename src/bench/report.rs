@@ -540,6 +540,11 @@ fn best_peer(
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// The comparison a target asks for, or its negation when it failed.
+fn le(ok: bool) -> &'static str {
+    if ok { "<=" } else { ">" }
+}
+
 fn missing(what: &str) -> Target {
     Target {
         verdict: Verdict::NotMeasured,
@@ -559,7 +564,11 @@ pub fn targets(records: &[RunRecord], vcpus: usize) -> Vec<(String, Target)> {
     let t = match (miss(TICK, idle), miss(BASELINE, idle)) {
         (Some(t), Some(e)) => Target {
             verdict: Verdict::of(t <= e + 1.0),
-            text: format!("scx_tick {t:.2} % <= EEVDF {e:.2} % + 1 = {:.2} %", e + 1.0),
+            text: format!(
+                "scx_tick {t:.2} % {} EEVDF {e:.2} % + 1 = {:.2} %",
+                le(t <= e + 1.0),
+                e + 1.0
+            ),
         },
         _ => missing("scx_tick or EEVDF heavy-idle run"),
     };
@@ -571,7 +580,8 @@ pub fn targets(records: &[RunRecord], vcpus: usize) -> Vec<(String, Target)> {
         (Some(t), Some(f)) => Target {
             verdict: Verdict::of(t <= f + 1.0),
             text: format!(
-                "scx_tick {t:.2} % <= floor (EEVDF, 1 hog) {f:.2} % + 1 = {:.2} %",
+                "scx_tick {t:.2} % {} floor (EEVDF, 1 hog) {f:.2} % + 1 = {:.2} %",
+                le(t <= f + 1.0),
                 f + 1.0
             ),
         },
@@ -585,7 +595,8 @@ pub fn targets(records: &[RunRecord], vcpus: usize) -> Vec<(String, Target)> {
         (Some(t), Some((p, b))) => Target {
             verdict: Verdict::of(t <= 0.1 * b),
             text: format!(
-                "scx_tick {t:.2} % <= 0.1 x best peer ({p} {b:.2} %) = {:.2} %",
+                "scx_tick {t:.2} % {} 0.1 x best peer ({p} {b:.2} %) = {:.2} %",
+                le(t <= 0.1 * b),
                 0.1 * b
             ),
         },
@@ -606,10 +617,7 @@ pub fn targets(records: &[RunRecord], vcpus: usize) -> Vec<(String, Target)> {
             (Some(t), Some((p, b))) => {
                 let ok = t <= b;
                 verdicts.push(Verdict::of(ok));
-                parts.push(format!(
-                    "@{n}: {t:.2} {} {b:.2} ({p})",
-                    if ok { "<=" } else { ">" }
-                ));
+                parts.push(format!("@{n}: {t:.2} {} {b:.2} ({p})", le(ok)));
             }
             _ => {
                 verdicts.push(Verdict::NotMeasured);
@@ -641,7 +649,8 @@ pub fn targets(records: &[RunRecord], vcpus: usize) -> Vec<(String, Target)> {
                 (Some(t), Some(f)) => Target {
                     verdict: Verdict::of(t <= f + 1.0),
                     text: format!(
-                        "@{n} runners: scx_tick {t:.2} % <= SCHED_FIFO {f:.2} % + 1 = {:.2} %",
+                        "@{n} runners: scx_tick {t:.2} % {} SCHED_FIFO {f:.2} % + 1 = {:.2} %",
+                        le(t <= f + 1.0),
                         f + 1.0
                     ),
                 },
@@ -664,7 +673,10 @@ pub fn targets(records: &[RunRecord], vcpus: usize) -> Vec<(String, Target)> {
     ) {
         (Some(t), Some((p, b))) => Target {
             verdict: Verdict::of(t <= b),
-            text: format!("scx_tick {t:.2} ms <= best peer ({p}) {b:.2} ms"),
+            text: format!(
+                "scx_tick {t:.2} ms {} best peer ({p}) {b:.2} ms",
+                le(t <= b)
+            ),
         },
         _ => missing("scx_tick or peer standard headline run"),
     };
@@ -677,7 +689,8 @@ pub fn targets(records: &[RunRecord], vcpus: usize) -> Vec<(String, Target)> {
         (Some(t), Some(e)) => Target {
             verdict: Verdict::of(t >= 0.9 * e),
             text: format!(
-                "scx_tick {t:.0} bogo-ops/s >= 0.9 x EEVDF {e:.0} = {:.0} ({} x EEVDF)",
+                "scx_tick {t:.0} bogo-ops/s {} 0.9 x EEVDF {e:.0} = {:.0} ({} x EEVDF)",
+                if t >= 0.9 * e { ">=" } else { "<" },
                 0.9 * e,
                 ratio(Some(t), Some(e))
             ),
@@ -709,10 +722,10 @@ pub fn colour(name: &str) -> (u8, u8, u8) {
         ("deadline", (86, 180, 233)),
         ("scx_bpfland", (0, 158, 115)),
         ("scx_flash", (204, 121, 167)),
-        ("scx_lavd", (150, 100, 40)),
-        ("scx_tick", (213, 94, 0)),
+        ("scx_lavd", (100, 60, 20)),
+        ("scx_tick", (228, 26, 28)),
         ("scx_tick-nosteal", (0, 114, 178)),
-        ("scx_tick-nomidtick", (170, 0, 0)),
+        ("scx_tick-nomidtick", (255, 0, 255)),
         ("scx_tick-nosteal-nomidtick", (120, 120, 120)),
         ("scx_tick-hints", (140, 200, 40)),
         ("scx_tick-userspace", (100, 50, 160)),
