@@ -31,8 +31,14 @@ enum tick_consts {
 	MIN_RUNNER_SLICE_NS = 200 * 1000,
 	/* remote queues (or CPUs) one dispatch or placement looks at, at most */
 	MAX_PROBES = 8,
-	/* log2 buckets of the lateness/overshoot histograms (1 us .. ~1 s) */
-	NR_HIST_BUCKETS = 32,
+	/*
+	 * Log-linear buckets of the lateness/overshoot histograms: below
+	 * HIST_SUB us one bucket per us, then HIST_SUB buckets per power of two
+	 * (each at most 1/HIST_SUB = 12.5 % wide), up to ~2^34 us.
+	 */
+	HIST_SUB_BITS = 3,
+	HIST_SUB = 1 << HIST_SUB_BITS,
+	NR_HIST_BUCKETS = 256,
 	/* deadline hint slots per tick group: 512 x 8 bytes, one page */
 	MAX_HINT_SLOTS = 512,
 	/* a hint further ahead than this many periods is absurd and ignored */
@@ -53,8 +59,10 @@ struct cpu_stats {
 };
 
 /*
- * Per tick group, per CPU. Histogram bucket 0 counts values below 1 us,
- * bucket k (k >= 1) values in [2^(k-1), 2^k) us; the last bucket is open.
+ * Per tick group, per CPU. Histogram bucket b < HIST_SUB counts values in
+ * [b, b + 1) us; above, bucket HIST_SUB + (e - HIST_SUB_BITS) * HIST_SUB + s
+ * counts [(HIST_SUB + s) << (e - HIST_SUB_BITS), (HIST_SUB + s + 1) << (e -
+ * HIST_SUB_BITS)) us; the last bucket is open. (src/stats.rs: bucket_of.)
  */
 struct group_stats {
 	u64 ticks;

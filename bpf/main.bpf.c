@@ -210,12 +210,16 @@ static u64 elapsed(u64 now, u64 since)
 	return d > 0 ? d : 0;
 }
 
-/* Histogram bucket of @ns: 0 below 1 us, k for [2^(k-1), 2^k) us. */
+/* Log-linear histogram bucket of @ns (see intf.h; stats::bucket_of). */
 static u32 hist_bucket(u64 ns)
 {
 	u64 us = ns / 1000;
-	u32 b = us ? log2_u64(us) + 1 : 0;
+	u32 e, b;
 
+	if (us < HIST_SUB)
+		return us;
+	e = log2_u64(us);
+	b = HIST_SUB + (e - HIST_SUB_BITS) * HIST_SUB + ((us >> (e - HIST_SUB_BITS)) & (HIST_SUB - 1));
 	return b < NR_HIST_BUCKETS ? b : NR_HIST_BUCKETS - 1;
 }
 
@@ -313,8 +317,10 @@ static bool has_hint_slot(struct task_struct *p, s32 group)
 /*
  * The deadline hint a registered runner left for this tick, taken (the slot
  * is cleared: one hint, one tick) and converted from CLOCK_MONOTONIC to the
- * scheduler clock @now. A hint older than one period (stale) or further
- * ahead than HINT_MAX_AHEAD_PERIODS periods (absurd) is ignored: 0.
+ * scheduler clock @now. A hint more than two periods old (stale: a server
+ * that is behind publishes deadlines just past, and the scheduler may see
+ * one a period after it was written) or further ahead than
+ * HINT_MAX_AHEAD_PERIODS periods (absurd) is ignored: 0.
  */
 static u64 take_hint(struct task_struct *p, s32 group, u64 now, struct group_stats *gs)
 {
@@ -340,7 +346,7 @@ static u64 take_hint(struct task_struct *p, s32 group, u64 now, struct group_sta
 	*hint = 0;
 	mono = bpf_ktime_get_ns();
 	ahead = (s64)(h - mono);
-	if (ahead < -(s64)period || ahead > (s64)(period * HINT_MAX_AHEAD_PERIODS)) {
+	if (ahead < -(s64)(2 * period) || ahead > (s64)(period * HINT_MAX_AHEAD_PERIODS)) {
 		if (gs)
 			gs->hints_ignored++;
 		return 0;
@@ -746,6 +752,27 @@ static void count_stolen(struct task_ctx *tctx)
 		gs->stolen++;
 }
 
+/*
+ * A runner that publishes deadline hints and did not sleep: a new hint seen
+ * while it runs ends its tick (a miss if late) and starts the next with the
+ * published deadline. Seen at each start and stop on a CPU.
+ */
+static void take_hint_mid_run(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	struct group_stats *gs;
+	u64 hint;
+
+	if (!tctx->in_tick || !has_hint_slot(p, tctx->group))
+		return;
+	gs = lookup_group_stats(tctx->group);
+	hint = take_hint(p, tctx->group, now, gs);
+	if (!hint)
+		return;
+	account_miss(p, tctx, now);
+	learn_mspt(tctx);
+	begin_tick(tctx, now, hint, gs);
+}
+
 static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	u64 now = scx_bpf_now();
@@ -1107,6 +1134,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 	cctx->running_tick = tctx->runner;
 
 	if (tctx->runner) {
+		take_hint_mid_run(p, tctx, now);
 		/* its deadline passed while it waited: that tick is missed */
 		if (tctx->in_tick && !time_before(now, tctx->deadline))
 			replenish(p, tctx, now);
@@ -1152,8 +1180,11 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 		return;
 	if (tctx->runner) {
 		tctx->tick_runtime += elapsed(now, tctx->run_start);
+		if (!runnable)
+			return; /* it sleeps: quiescent ends the tick */
+		take_hint_mid_run(p, tctx, now);
 		/* still runnable at its deadline: the next tick on the grid */
-		if (runnable && tctx->in_tick && !time_before(now, tctx->deadline))
+		if (tctx->in_tick && !time_before(now, tctx->deadline))
 			replenish(p, tctx, now);
 		return;
 	}

@@ -5,7 +5,7 @@
  * --period-ms on a grid of CLOCK_MONOTONIC shifted by --phase-ms, burns
  * --work-ms of CPU per tick and counts the ticks that end after
  * --deadline-ms from their start. With --hint it publishes each deadline;
- * --bad-hint stale|absurd publishes a wrong one instead (two periods old,
+ * --bad-hint stale|absurd publishes a wrong one instead (three periods old,
  * or ten periods ahead), which scx_tick must ignore.
  *
  *   cc -O2 -Iclient/include examples/hint_runner.c -Ltarget/release \
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 		use_hint |= !strcmp(argv[i], "--hint");
 		if (!strcmp(argv[i], "--bad-hint") && i + 1 < argc) {
 			use_hint = 1;
-			skew = !strcmp(argv[i + 1], "stale") ? -2 * (long long)period - (long long)deadline
+			skew = !strcmp(argv[i + 1], "stale") ? -3 * (long long)period - (long long)deadline
 							     : 10 * (long long)period;
 		}
 	}

@@ -18,19 +18,52 @@ SUDO=""
 
 # Packages from bookworm itself (the host's own suite: never upgrades libc).
 HOST_PKGS=(clang-19 llvm-19 libclang1-19 libelf-dev zlib1g-dev pkg-config libseccomp-dev
-  busybox-static cpio xz-utils stress-ng rt-tests procps kmod python3)
+  busybox-static cpio xz-utils stress-ng rt-tests procps kmod python3
+  python3-venv udev)
 # Newer tools from bookworm-backports (built against bookworm's libc).
 BPO_PKGS=(qemu-system-x86 bpftool)
 
+# The Debian archive this machine already uses (its mirror or proxy): the
+# first URI of an enabled source that serves bookworm itself, from the deb822
+# files in sources.list.d or the one-line sources.list (and *.list) format.
+debian_archive_uri() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [[ -r "$f" ]] || continue
+    # deb822: paragraphs of "Key: value"; comments and continuation lines skipped
+    awk 'BEGIN { RS = ""; FS = "\n" }
+      { types = uris = suites = ""; enabled = "yes"
+        for (i = 1; i <= NF; i++) {
+          if ($i ~ /^#/ || $i ~ /^[ \t]/ || $i !~ /:/) continue
+          k = tolower($i); sub(/[ \t]*:.*/, "", k)
+          v = $i; sub(/^[^:]*:[ \t]*/, "", v)
+          if (k == "types") types = v; else if (k == "uris") uris = v
+          else if (k == "suites") suites = v; else if (k == "enabled") enabled = tolower(v)
+        }
+        split(uris, u, /[ \t]+/)
+        if (enabled != "no" && (" " types " ") ~ /[ \t]deb[ \t]/ && (" " suites " ") ~ /[ \t]bookworm[ \t]/ && u[1] !~ /^cdrom:/) { print u[1]; exit }
+      }' "$f"
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [[ -r "$f" ]] || continue
+    # one-line: deb [options] URI SUITE COMPONENT...
+    awk '$1 == "deb" { $1 = ""; sub(/^ *\[[^]]*\] */, ""); sub(/^ +/, "")
+                       if ($2 == "bookworm" && $1 !~ /^cdrom:/) { print $1; exit } }' "$f"
+  done
+}
+
 apt_sources() {
   # trixie-backports is only used to *download* the guest kernel; pin it (and
-  # trixie) at 50 so nothing is ever installed from it by accident.
+  # trixie) at 50 so nothing is ever installed from it by accident. Both
+  # backports suites come from the archive the machine already uses.
   local src=/etc/apt/sources.list.d/scx_tick.sources
   local pin=/etc/apt/preferences.d/scx_tick.pref
-  local want_src
-  want_src=$(cat <<'SRC'
+  local uri want_src
+  uri=$(debian_archive_uri | head -1)
+  [[ -n "$uri" ]] || die "no Debian archive for bookworm in /etc/apt/sources.list or /etc/apt/sources.list.d/: add the machine's Debian mirror there first (scx_tick adds its backports suites from it)"
+  want_src=$(cat <<SRC
 Types: deb
-URIs: http://deb.debian.org/debian
+URIs: $uri
 Suites: bookworm-backports trixie-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
@@ -90,6 +123,24 @@ install_pkgs() {
   fi
 }
 
+# virtme-ng for `vm.sh --vng`, pinned, in a venv of its own under the cache:
+# bookworm's Python is externally managed (no pip into the system), and
+# Debian has no virtme-ng before trixie. pip's own configuration (index,
+# proxy) applies. vng also needs udev on the host (HOST_PKGS). Only the vng/
+# scenarios need it: when it cannot be installed, they fail and say why,
+# and everything else still runs.
+install_vng() {
+  [[ "$("$VNG_VENV/bin/vng" --version 2>/dev/null)" == "virtme-ng $VNG_VERSION" ]] && return
+  log "installing virtme-ng $VNG_VERSION into $VNG_VENV"
+  rm -rf "$VNG_VENV"
+  if ! { /usr/bin/python3 -m venv "$VNG_VENV" \
+      && "$VNG_VENV/bin/pip" install -q --disable-pip-version-check "virtme-ng==$VNG_VERSION"; } >/tmp/scx_tick-pip.log 2>&1; then
+    tail -5 /tmp/scx_tick-pip.log >&2
+    rm -rf "$VNG_VENV"
+    log "warning: virtme-ng $VNG_VERSION could not be installed (log: /tmp/scx_tick-pip.log): the vng/ scenarios will fail"
+  fi
+}
+
 check_rust() {
   command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (>= $RUST_MIN)"
   local have
@@ -145,6 +196,7 @@ install_pkgs
 check_rust
 mkdir -p "$KERNEL_CACHE"
 guest_kernel
+install_vng
 if [[ $BUILD -eq 1 ]]; then
   log "cargo build --release"
   (cd "$ROOT" && cargo build --release --locked --workspace -q 2>&1 | tail -20) || die "cargo build failed"

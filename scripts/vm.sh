@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Run one command inside a throw-away QEMU guest booted with the sched_ext
-# kernel that scripts/setup.sh unpacked. The guest sees the host's root
-# read-only (9p) with tmpfs overlays on /etc /var /root /tmp, has cgroup2,
-# bpf, debugfs and tracefs mounted and the kernel config in /boot, and runs
-# the command as root in the caller's working directory.
+# Run one command inside a throw-away guest booted with the sched_ext kernel
+# that scripts/setup.sh unpacked. The guest sees the host's root read-only
+# (9p) with writable tmpfs overlays (/etc /var /root /tmp at least), has
+# cgroup2, bpf, debugfs and tracefs mounted and the kernel config in /boot,
+# and runs the command as root in the caller's working directory.
 #
 #   scripts/vm.sh [--cpus N] [--mem MB] [--timeout SECS] [--env NAME=VALUE]...
 #                 [--verbose] [--vng] -- COMMAND [ARGS...]
@@ -14,13 +14,20 @@
 #   125  the guest died without reporting (panic, qemu error; console tail printed)
 # SCX_TICK_ACCEL=kvm|tcg forces the accelerator; by default KVM is used only
 # when a probe boot showed it works (it does not on PVM hosts).
-# --vng runs the command with virtme-ng (`pip install virtme-ng`) instead.
+# --vng (or SCX_TICK_VM=vng) boots the guest with virtme-ng instead of our
+# own QEMU command line and busybox init; same contract. scripts/setup.sh
+# installs the pinned virtme-ng; SCX_TICK_VNG=/path/to/vng picks another.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/common.sh"
 
-CPUS=4 MEM=2048 TIMEOUT=600 VERBOSE=0 VNG=0 ENVS=()
+case "${SCX_TICK_VM:-qemu}" in
+  qemu|"") VNG=0 ;;
+  vng) VNG=1 ;;
+  *) die "SCX_TICK_VM=$SCX_TICK_VM: must be qemu (the default) or vng" ;;
+esac
+CPUS=4 MEM=2048 TIMEOUT=600 VERBOSE=0 ENVS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cpus) CPUS=$2; shift 2 ;;
@@ -49,20 +56,31 @@ guest_script() {
   printf 'exec'; printf ' %q' "$@"; echo
 }
 
-if [[ $VNG -eq 1 ]]; then
-  command -v vng >/dev/null || die "virtme-ng is not installed: pip install virtme-ng (it also needs udev on the host)"
-  boot=$(mktemp -d); trap 'rm -rf "$boot"' EXIT
-  cp "$KDIR/config" "$boot/config-$KVER"
-  accel=(--disable-kvm); [[ "${SCX_TICK_ACCEL:-}" == kvm ]] && accel=()
-  # vng loses output when stdout and stderr go to one regular file: keep them apart.
-  vng --run "$KDIR/vmlinuz" "${accel[@]}" --cpus "$CPUS" --memory "${MEM}M" \
-    --rodir "/boot=$boot" -- bash -c "$(guest_script "$@")"
-  exit $?
-fi
-
-# --- the initramfs: busybox + the 9p/overlay modules, rebuilt when this script or the kernel changes
 VMDIR="$CACHE_DIR/vm"
 mkdir -p "$VMDIR"
+
+accel() {
+  case "${SCX_TICK_ACCEL:-}" in
+    kvm) echo kvm; return ;;
+    tcg) echo tcg; return ;;
+  esac
+  # KVM only when a probe boot proved it works here (it fails on PVM hosts
+  # with "KVM internal error"); the verdict is cached per machine and holds
+  # for both runners (the probe is a plain QEMU boot, the faster one).
+  if [[ ! -r /dev/kvm || ! -w /dev/kvm ]]; then echo tcg; return; fi
+  if [[ ! -e "$VMDIR/kvm-works" ]]; then
+    if SCX_TICK_ACCEL=kvm SCX_TICK_VM=qemu bash "${BASH_SOURCE[0]}" --cpus 1 --timeout 30 -- true >/dev/null 2>&1; then
+      echo yes >"$VMDIR/kvm-works"
+    else
+      echo no >"$VMDIR/kvm-works"
+    fi
+    log "KVM probe: $(cat "$VMDIR/kvm-works")"
+  fi
+  if [[ "$(cat "$VMDIR/kvm-works")" == yes ]]; then echo kvm; else echo tcg; fi
+}
+
+# --- plain QEMU: the initramfs (busybox + the 9p/overlay modules), rebuilt
+# when this script or the kernel changes
 KEY=$( { cat "${BASH_SOURCE[0]}"; echo "$KVER"; } | sha256sum | cut -c1-16)
 INITRD="$VMDIR/initrd-$KEY.cpio.gz"
 MODULES=(netfs 9pnet 9pnet_virtio 9p overlay)
@@ -105,26 +123,57 @@ INIT
   mv "$INITRD.tmp" "$INITRD"
   rm -rf "$tmp"
 }
-if [[ ! -e "$INITRD" ]]; then
+if [[ $VNG -eq 0 && ! -e "$INITRD" ]]; then
   log "building the guest initramfs"
-  rm -f "$VMDIR"/initrd-*.cpio.gz
+  # Other checkouts share this cache and may boot their own initramfs right
+  # now: remove only old ones.
+  find "$VMDIR" -name 'initrd-*.cpio.gz' -mmin +1440 -delete 2>/dev/null || true
   build_initrd
 fi
 
-# --- the per-run directory (second 9p share): guest init, command, results
+# --- virtme-ng: which vng, and the kernel image it must be given
+if [[ $VNG -eq 1 ]]; then
+  VNG_BIN="${SCX_TICK_VNG:-}"
+  [[ -z "$VNG_BIN" && -x "$VNG_VENV/bin/vng" ]] && VNG_BIN="$VNG_VENV/bin/vng"
+  [[ -z "$VNG_BIN" ]] && VNG_BIN=$(command -v vng || true)
+  [[ -n "$VNG_BIN" ]] || die "virtme-ng is not installed: run scripts/setup.sh (it installs virtme-ng $VNG_VERSION into $VNG_VENV)"
+  # vng needs the host's udevd: in the guest it creates the virtio-port
+  # links the command's stdout, stderr and exit status travel through
+  # (without it vng exits 255 and prints nothing).
+  [[ -x /lib/systemd/systemd-udevd || -x /usr/lib/systemd/systemd-udevd ]] \
+    || die "virtme-ng needs udev on the host (apt-get install udev; scripts/setup.sh does)"
+  # vng finds the kernel's modules (9p and overlayfs are modules) only next to
+  # the image it boots: give it the real .../lib/modules/VERSION/vmlinuz, not
+  # the cache's current/ symlink (through which the guest cannot mount its root).
+  KIMG=$(readlink -f "$KDIR/vmlinuz")
+  [[ "$KIMG" == */lib/modules/"$KVER"/vmlinuz ]] \
+    || die "virtme-ng needs the kernel image inside its modules directory; $KIMG is not .../lib/modules/$KVER/vmlinuz (re-run scripts/setup.sh)"
+  # vng hands its options to a shell unquoted
+  [[ "$KIMG" != *[[:space:]]* ]] || die "virtme-ng cannot boot a kernel whose path has spaces: $KIMG (set SCX_TICK_CACHE to a path without)"
+fi
+
+# --- the per-run directory (shared with the guest): guest init, command,
+# kernel config, exit status, console log
 RUN=$(mktemp -d /tmp/scx_tick-vm.XXXXXX)
-QPID="" TAILS=()
+VMPID="" TAILS=()
+stop_vm() {
+  # the vng process group (vng, virtme-run, qemu) or the qemu process
+  if [[ $VNG -eq 1 ]]; then kill -TERM -- "-$VMPID" 2>/dev/null || true; else kill "$VMPID" 2>/dev/null || true; fi
+}
 cleanup() {
-  [[ -n "$QPID" ]] && { kill "$QPID" 2>/dev/null; wait "$QPID" 2>/dev/null; }
-  for t in "${TAILS[@]}"; do kill "$t" 2>/dev/null; done
-  true
+  [[ -n "$VMPID" ]] && { stop_vm; wait "$VMPID" 2>/dev/null || true; }
+  for t in "${TAILS[@]}"; do kill "$t" 2>/dev/null || true; done
   rm -rf "$RUN"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 guest_script "$@" >"$RUN/cmd.sh"
-cat >"$RUN/guest-init" <<GUEST
+cp "$KDIR/config" "$RUN/config"
+ACCEL=$(accel)
+
+if [[ $VNG -eq 0 ]]; then
+  cat >"$RUN/guest-init" <<GUEST
 mkdir -p /dev/pts /sys/fs/bpf /sys/kernel/debug /sys/kernel/tracing /var/run/scx
 mount -t devpts devpts /dev/pts
 mount -t bpf bpf /sys/fs/bpf
@@ -140,72 +189,109 @@ echo \$? >/run/out/status.tmp && mv /run/out/status.tmp /run/out/status
 sync
 echo o >/proc/sysrq-trigger
 GUEST
-cp "$KDIR/config" "$RUN/config"
-: >"$RUN/stdout"; : >"$RUN/stderr"
+  : >"$RUN/stdout"; : >"$RUN/stderr"
+  # One host thread per vCPU (MTTCG): a single thread for all vCPUs would
+  # round-robin them and blur the very contention the tests compare.
+  if [[ "$ACCEL" == kvm ]]; then CPU_ARGS=(-accel kvm -cpu host); else CPU_ARGS=(-accel tcg,thread=multi -cpu max); fi
 
-accel() {
-  case "${SCX_TICK_ACCEL:-}" in
-    kvm) echo kvm; return ;;
-    tcg) echo tcg; return ;;
-  esac
-  # KVM only when a probe boot proved it works here (it fails on PVM hosts
-  # with "KVM internal error"); the verdict is cached per machine.
-  if [[ ! -r /dev/kvm || ! -w /dev/kvm ]]; then echo tcg; return; fi
-  if [[ ! -e "$VMDIR/kvm-works" ]]; then
-    if SCX_TICK_ACCEL=kvm bash "${BASH_SOURCE[0]}" --cpus 1 --timeout 30 -- true >/dev/null 2>&1; then
-      echo yes >"$VMDIR/kvm-works"
-    else
-      echo no >"$VMDIR/kvm-works"
-    fi
-    log "KVM probe: $(cat "$VMDIR/kvm-works")"
+  qemu-system-x86_64 "${CPU_ARGS[@]}" -smp "$CPUS" -m "$MEM" -nographic -nodefaults -no-reboot \
+    -kernel "$KDIR/vmlinuz" -initrd "$INITRD" \
+    -append "console=ttyS0 panic=-1 loglevel=${SCX_TICK_VM_LOGLEVEL:-6} rdinit=/init" \
+    -serial "file:$RUN/console.log" -monitor none \
+    -fsdev local,id=hostroot,path=/,readonly=on,security_model=none,multidevs=remap \
+    -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+    -fsdev local,id=out,path="$RUN",security_model=none \
+    -device virtio-9p-pci,fsdev=out,mount_tag=out \
+    >"$RUN/qemu.log" 2>&1 &
+  VMPID=$!
+
+  # Stream the command's output live while the guest runs.
+  tail -n +1 -F --pid="$VMPID" "$RUN/stdout" 2>/dev/null & TAILS+=($!)
+  tail -n +1 -F --pid="$VMPID" "$RUN/stderr" >&2 2>/dev/null & TAILS+=($!)
+  POWEROFF_WAIT=5
+else
+  # virtme-ng's init mounts cgroup2, debugfs and tracefs and overlays /etc
+  # /var /tmp...; the rest of what the plain guest has is mounted here. The
+  # command's stdout and stderr are the guest's virtio ports to vng's own.
+  cat >"$RUN/guest-init" <<GUEST
+have() { grep -q " \$2 \$1 " /proc/mounts; }
+mnt() { have "\$1" "\$2" || { mkdir -p "\$2"; mount -t "\$1" "\$1" "\$2"; } || echo "vm.sh: cannot mount \$1 on \$2" >&2; }
+mnt bpf /sys/fs/bpf
+mnt debugfs /sys/kernel/debug
+mnt tracefs /sys/kernel/tracing
+mnt cgroup2 /sys/fs/cgroup
+have devpts /dev/pts || mount -t devpts devpts /dev/pts
+mkdir -p /var/run/scx
+# libbpf reads the running kernel's config from /boot (read-only host root)
+mount -t tmpfs tmpfs /boot && cp $RUN/config /boot/config-\$(uname -r)
+# a writable /root that still shows the host's (as in the plain guest)
+if ! touch /root/.scx_tick_w 2>/dev/null; then
+  mkdir -p /run/scx_tick_root/up /run/scx_tick_root/wk
+  mount -t overlay overlay -o lowerdir=/root,upperdir=/run/scx_tick_root/up,workdir=/run/scx_tick_root/wk /root
+fi
+rm -f /root/.scx_tick_w
+[ -w /proc/sys/kernel/ftrace_enabled ] && echo 1 >/proc/sys/kernel/ftrace_enabled
+ip link set lo up 2>/dev/null || busybox ip link set lo up 2>/dev/null
+/bin/sh $RUN/cmd.sh </dev/null
+echo \$? >$RUN/status.tmp && mv $RUN/status.tmp $RUN/status
+GUEST
+  vng_args=(--run "$KIMG" --name scx-guest --cpus "$CPUS" --memory "${MEM}M" --rwdir "$RUN")
+  # vng sends the kernel console (ttyS0) to /dev/null, and 8250 serves one
+  # console only: a virtio console (hvc0) copies the kernel log to a file,
+  # for the 124/125 reports
+  vng_args+=(--append "console=hvc0" --append "loglevel=${SCX_TICK_VM_LOGLEVEL:-6}")
+  qemu_opts="-device virtio-serial-pci,id=klog -chardev file,id=klog,path=$RUN/console.log"
+  qemu_opts+=" -device virtconsole,bus=klog.0,chardev=klog"
+  # MTTCG as in the plain guest (see above); KVM when the probe allows it
+  if [[ "$ACCEL" == kvm ]]; then
+    [[ -r /dev/kvm && -w /dev/kvm ]] || die "SCX_TICK_ACCEL=kvm but /dev/kvm is not usable"
+  else
+    vng_args+=(--disable-kvm); qemu_opts+=" -accel tcg,thread=multi"
   fi
-  if [[ "$(cat "$VMDIR/kvm-works")" == yes ]]; then echo kvm; else echo tcg; fi
-}
-ACCEL=$(accel)
-# One host thread per vCPU (MTTCG): a single thread for all vCPUs would
-# round-robin them and blur the very contention the tests compare.
-if [[ "$ACCEL" == kvm ]]; then CPU_ARGS=(-accel kvm -cpu host); else CPU_ARGS=(-accel tcg,thread=multi -cpu max); fi
-
-qemu-system-x86_64 "${CPU_ARGS[@]}" -smp "$CPUS" -m "$MEM" -nographic -nodefaults -no-reboot \
-  -kernel "$KDIR/vmlinuz" -initrd "$INITRD" \
-  -append "console=ttyS0 panic=-1 loglevel=${SCX_TICK_VM_LOGLEVEL:-6} rdinit=/init" \
-  -serial "file:$RUN/console.log" -monitor none \
-  -fsdev local,id=hostroot,path=/,readonly=on,security_model=none,multidevs=remap \
-  -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
-  -fsdev local,id=out,path="$RUN",security_model=none \
-  -device virtio-9p-pci,fsdev=out,mount_tag=out \
-  >"$RUN/qemu.log" 2>&1 &
-QPID=$!
-
-# Stream the command's output live while the guest runs.
-tail -n +1 -F --pid="$QPID" "$RUN/stdout" 2>/dev/null & TAILS+=($!)
-tail -n +1 -F --pid="$QPID" "$RUN/stderr" >&2 2>/dev/null & TAILS+=($!)
+  # vng joins positional words with spaces: the script goes in as one --exec
+  vng_args+=("--qemu-opts=$qemu_opts" --exec "/bin/sh $RUN/guest-init")
+  # vng loses output when stdout and stderr are one regular file (qemu
+  # reopens each): give it two pipes and copy them to ours.
+  mkfifo "$RUN/out.fifo" "$RUN/err.fifo"
+  cat "$RUN/out.fifo" & TAILS+=($!)
+  cat "$RUN/err.fifo" >&2 & TAILS+=($!)
+  # its own process group, so a timeout ends vng, virtme-run and qemu at once;
+  # vng runs virtme-run from its own bin directory
+  PATH="$(dirname "$VNG_BIN"):$PATH" setsid "$VNG_BIN" "${vng_args[@]}" \
+    </dev/null >"$RUN/out.fifo" 2>"$RUN/err.fifo" &
+  VMPID=$!
+  POWEROFF_WAIT=60
+fi
 
 deadline=$((SECONDS + TIMEOUT))
-while kill -0 "$QPID" 2>/dev/null && [[ ! -e "$RUN/status" ]] && ((SECONDS < deadline)); do
+while kill -0 "$VMPID" 2>/dev/null && [[ ! -e "$RUN/status" ]] && ((SECONDS < deadline)); do
   sleep 0.2
 done
 if [[ -e "$RUN/status" ]]; then
-  # give the guest a moment to power off, then make sure it is gone
-  for _ in $(seq 50); do kill -0 "$QPID" 2>/dev/null || break; sleep 0.1; done
+  # give the guest a moment to power off (vng: to pass on the last output),
+  # then make sure it is gone
+  for _ in $(seq $((POWEROFF_WAIT * 10))); do kill -0 "$VMPID" 2>/dev/null || break; sleep 0.1; done
 fi
-kill "$QPID" 2>/dev/null || true
-wait "$QPID" 2>/dev/null || true
-QPID=""
+stop_vm
+wait "$VMPID" 2>/dev/null && vm_rc=0 || vm_rc=$?
+VMPID=""
 for t in "${TAILS[@]}"; do wait "$t" 2>/dev/null || true; done
 TAILS=()
 
-[[ $VERBOSE -eq 1 ]] && { echo "--- guest console" >&2; cat "$RUN/console.log" >&2; }
+[[ $VERBOSE -eq 1 ]] && { echo "--- guest console" >&2; cat "$RUN/console.log" >&2 2>/dev/null; }
 if [[ -e "$RUN/status" ]]; then
   exit "$(cat "$RUN/status")"
 fi
 if ((SECONDS >= deadline)); then
   echo "[vm.sh] guest did not report: timeout after $TIMEOUT s; console tail:" >&2; code=124
+elif [[ $VNG -eq 1 ]]; then
+  echo "[vm.sh] guest died without reporting a status; vng exit status $vm_rc; console tail:" >&2; code=125
 else
   echo "[vm.sh] guest died without reporting a status; qemu: $(tail -3 "$RUN/qemu.log"); console tail:" >&2; code=125
 fi
+touch "$RUN/console.log"
 # the first oops or BUG names the cause; the tail shows how it ended
-first=$(grep -nE -m1 'BUG:|Oops|WARNING:|Kernel panic' "$RUN/console.log" | cut -d: -f1)
+first=$(grep -nE -m1 'BUG:|Oops|WARNING:|Kernel panic' "$RUN/console.log" | cut -d: -f1 || true)
 if [[ -n "$first" ]]; then
   echo "[vm.sh] first kernel report (console line $first):" >&2
   sed -n "${first},$((first + 30))p" "$RUN/console.log" >&2

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::config::MissingCgroup;
+
 /// cgroup2 superblock magic (linux/magic.h).
 const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
 
@@ -15,8 +17,9 @@ pub fn is_cgroup2(root: &Path) -> bool {
 }
 
 /// Absolute path and cgroup id (the directory's inode number, which is
-/// what the kernel's kernfs node id is on 64-bit) of a tick group.
-pub fn resolve(root: &Path, path: &str) -> Result<(PathBuf, u64)> {
+/// what the kernel's kernfs node id is on 64-bit) of a tick group; id 0 for
+/// a cgroup that does not exist yet when `missing` allows that.
+pub fn resolve(root: &Path, path: &str, missing: MissingCgroup) -> Result<(PathBuf, u64)> {
     if !is_cgroup2(root) {
         bail!(
             "{} is not a cgroup v2 mount; tick groups need the unified cgroup v2 hierarchy \
@@ -36,12 +39,18 @@ pub fn resolve(root: &Path, path: &str) -> Result<(PathBuf, u64)> {
             root.display()
         );
     }
-    let meta = std::fs::metadata(&abs).map_err(|e| {
-        anyhow::anyhow!(
-            "tick group {path:?}: cgroup {} does not exist ({e}); create it first (mkdir) or use `scx_tick tag`",
+    let meta = match std::fs::metadata(&abs) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && missing != MissingCgroup::Refuse => {
+            return Ok((abs, 0));
+        }
+        Err(e) => bail!(
+            "tick group {path:?}: cgroup {} does not exist ({e}); create it first (mkdir), use \
+             `scx_tick tag`, or let scx_tick wait for it (--missing-cgroup wait) or create it \
+             (--missing-cgroup create)",
             abs.display()
-        )
-    })?;
+        ),
+        Ok(m) => m,
+    };
     if !meta.is_dir() || !abs.join("cgroup.procs").exists() {
         bail!(
             "tick group {path:?}: {} is not a cgroup directory",
@@ -69,4 +78,19 @@ pub fn threads(cgroup: &Path) -> Result<Vec<u32>> {
     }
     tids.sort_unstable();
     Ok(tids)
+}
+
+/// The cgroup id of an existing cgroup directory (its inode number).
+pub fn id_of(dir: &Path) -> Option<u64> {
+    let meta = std::fs::metadata(dir).ok()?;
+    (meta.is_dir() && dir.join("cgroup.procs").exists()).then(|| meta.ino())
+}
+
+/// The cgroup v2 path (relative to the mount, with a leading '/') of a
+/// thread or process.
+pub fn cgroup_of(tid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{tid}/cgroup"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("0::").map(str::to_string))
 }

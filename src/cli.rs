@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "scx_tick",
-    version,
+    version = crate::VERSION,
     about = "Earliest-deadline-first sched_ext scheduling for tick-driven servers",
     args_conflicts_with_subcommands = true
 )]
@@ -84,6 +84,21 @@ pub struct RunArgs {
     #[arg(long = "tick-cgroup", value_name = "SPEC")]
     pub tick_cgroups: Vec<String>,
 
+    /// A tick group of threads selected by name, found by scx_tick itself
+    /// (restarted processes and new threads too) and moved into a threaded
+    /// child cgroup of their process's own cgroup while it runs:
+    /// `NAME,process=RE|cmdline=RE[,thread=RE][,period=MS][,deadline=MS][,cpus=LIST]`.
+    /// `process` matches the process name, `cmdline` its command line,
+    /// `thread` the thread name (the kernel keeps its first 15 bytes).
+    /// Repeatable.
+    #[arg(long = "tick-threads", value_name = "SPEC")]
+    pub tick_threads: Vec<String>,
+
+    /// A tick group's cgroup does not exist: wait for it (default), create
+    /// it, or refuse to start.
+    #[arg(long, value_enum)]
+    pub missing_cgroup: Option<crate::config::MissingCgroup>,
+
     /// Tick CPUs: a count (`4`) or a list with ranges (`2,4,6-7`).
     /// Default: chosen from the topology. (seed: tickRegionAffinity)
     #[arg(long, value_name = "N|LIST")]
@@ -129,9 +144,18 @@ pub struct RunArgs {
     pub stats: f64,
 
     /// Write one JSON object of statistics per interval (--stats, or 1 s)
-    /// to FILE, or to stdout with `-`.
+    /// to FILE, or to stdout with `-` (stdout then carries only JSON: the
+    /// live view and the exit summary go to stderr).
     #[arg(long, value_name = "FILE|-")]
     pub stats_json: Option<PathBuf>,
+
+    /// Append to the --stats-json FILE instead of truncating it.
+    #[arg(long, requires = "stats_json")]
+    pub stats_json_append: bool,
+
+    /// Describe every statistic (JSON fields, scx_stats) and exit.
+    #[arg(long)]
+    pub help_stats: bool,
 
     /// Serve OpenMetrics text (Prometheus) on this loopback address,
     /// e.g. 127.0.0.1:9470. Off by default.
@@ -164,7 +188,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub exit_dump_len: u32,
 
-    /// More output: -v info about decisions, -vv debug (also libbpf).
+    /// More output: -v debug (home CPUs, cgroup moves, per-CPU dispatches
+    /// in the live view), -vv trace and libbpf's own messages.
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
@@ -184,10 +209,13 @@ pub fn finish(result: anyhow::Result<()>) -> std::process::ExitCode {
                 "{}",
                 msg.lines().map(str::trim).collect::<Vec<_>>().join(" ")
             );
-            std::process::ExitCode::FAILURE
+            std::process::ExitCode::from(EXIT_ERROR)
         }
     }
 }
+
+/// Exit statuses (README "Exit status").
+pub const EXIT_ERROR: u8 = 1;
 
 pub fn init_logging(verbose: u8) {
     init_logging_to(verbose, None);

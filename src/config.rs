@@ -52,9 +52,48 @@ impl std::str::FromStr for Pin {
     }
 }
 
+/// What to do about a tick group's cgroup that does not exist (yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum MissingCgroup {
+    /// Start anyway; its threads become runners once it appears (at boot,
+    /// before the server's service made it).
+    #[default]
+    Wait,
+    /// Create it (mkdir) at start.
+    Create,
+    /// Refuse to start.
+    Refuse,
+}
+
+impl std::str::FromStr for MissingCgroup {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<MissingCgroup> {
+        match s {
+            "wait" => Ok(MissingCgroup::Wait),
+            "create" => Ok(MissingCgroup::Create),
+            "refuse" => Ok(MissingCgroup::Refuse),
+            _ => bail!("missing_cgroup = {s:?}: allowed: \"wait\", \"create\" or \"refuse\""),
+        }
+    }
+}
+
+/// Threads selected by name (regular expressions): the process by its name
+/// (`/proc/PID/comm`) and/or command line, its threads by their name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ThreadSelectConfig {
+    pub process: Option<String>,
+    pub cmdline: Option<String>,
+    pub thread_name: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupConfig {
-    pub cgroup: String,
+    /// The group's name in statistics (default: the cgroup path); required
+    /// for thread-selected groups, whose threaded child cgroup it names.
+    pub name: Option<String>,
+    /// A cgroup whose threads are runners, or None with `select`.
+    pub cgroup: Option<String>,
+    pub select: Option<ThreadSelectConfig>,
     pub period_ms: f64,
     pub deadline_ms: Option<f64>,
     /// Home CPUs for this group's runners (a subset of the tick CPUs).
@@ -70,7 +109,31 @@ pub struct Config {
     pub mid_tick_tasks: bool,
     pub slice_ms: f64,
     pub pin: Pin,
+    pub missing_cgroup: MissingCgroup,
     pub groups: Vec<GroupConfig>,
+}
+
+impl GroupConfig {
+    /// A group of every thread in `cgroup`, with the default period.
+    pub fn of_cgroup(cgroup: &str) -> GroupConfig {
+        GroupConfig {
+            name: None,
+            cgroup: Some(cgroup.to_string()),
+            select: None,
+            period_ms: DEFAULT_PERIOD_MS,
+            deadline_ms: None,
+            cpus: None,
+        }
+    }
+
+    /// How errors name this group.
+    fn what(&self) -> String {
+        match (&self.name, &self.cgroup) {
+            (_, Some(c)) => format!("group {c:?}"),
+            (Some(n), None) => format!("group {n:?}"),
+            (None, None) => "group".into(),
+        }
+    }
 }
 
 impl Default for Config {
@@ -83,16 +146,74 @@ impl Default for Config {
             mid_tick_tasks: true,
             slice_ms: DEFAULT_SLICE_MS,
             pin: Pin::Soft,
+            missing_cgroup: MissingCgroup::Wait,
             groups: Vec::new(),
         }
     }
 }
 
-/// A tick group ready to register: cgroup resolved, times in ns.
+/// Which threads are a tick group's runners.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Runners {
+    /// Every thread of this cgroup and of the cgroups below it.
+    Cgroup(PathBuf),
+    /// Threads selected by name; scx_tick moves them into a threaded child
+    /// cgroup of their process's own cgroup while it runs.
+    Threads(ThreadSelect),
+}
+
+/// Compiled [`ThreadSelectConfig`].
+#[derive(Debug, Clone)]
+pub struct ThreadSelect {
+    pub process: Option<regex::Regex>,
+    pub cmdline: Option<regex::Regex>,
+    pub thread_name: Option<regex::Regex>,
+}
+
+impl PartialEq for ThreadSelect {
+    fn eq(&self, o: &ThreadSelect) -> bool {
+        let s = |r: &Option<regex::Regex>| r.as_ref().map(|r| r.as_str().to_string());
+        s(&self.process) == s(&o.process)
+            && s(&self.cmdline) == s(&o.cmdline)
+            && s(&self.thread_name) == s(&o.thread_name)
+    }
+}
+
+impl ThreadSelect {
+    /// Does a process with this name and command line qualify?
+    pub fn process_matches(&self, comm: &str, cmdline: &str) -> bool {
+        self.process.as_ref().is_none_or(|r| r.is_match(comm))
+            && self.cmdline.as_ref().is_none_or(|r| r.is_match(cmdline))
+    }
+
+    pub fn thread_matches(&self, comm: &str) -> bool {
+        self.thread_name.as_ref().is_none_or(|r| r.is_match(comm))
+    }
+
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (k, r) in [
+            ("process", &self.process),
+            ("cmdline", &self.cmdline),
+            ("thread_name", &self.thread_name),
+        ] {
+            if let Some(r) = r {
+                parts.push(format!("{k} ~ /{}/", r.as_str()));
+            }
+        }
+        parts.join(", ")
+    }
+}
+
+/// Linux keeps 15 bytes of a thread's name (`/proc/TID/comm`).
+pub const THREAD_NAME_MAX: usize = 15;
+
+/// A tick group ready to run: times in ns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
-    pub cgroup: PathBuf,
-    pub cgroup_id: u64,
+    /// The name in statistics.
+    pub name: String,
+    pub runners: Runners,
     pub period_ns: u64,
     pub deadline_ns: u64,
     pub home_cpus: Vec<usize>,
@@ -108,6 +229,7 @@ pub struct Plan {
     pub work_stealing: bool,
     pub mid_tick_tasks: bool,
     pub pin: Pin,
+    pub missing_cgroup: MissingCgroup,
     pub groups: Vec<Group>,
 }
 
@@ -128,9 +250,12 @@ impl Plan {
             ),
         ];
         for g in &self.groups {
+            let who = match &g.runners {
+                Runners::Cgroup(path) => format!("{} (cgroup {})", g.name, path.display()),
+                Runners::Threads(t) => format!("{} (threads: {})", g.name, t.describe()),
+            };
             lines.push(format!(
-                "tick group {}: period {} ms, deadline {} ms, home CPUs {:?}",
-                g.cgroup.display(),
+                "tick group {who}: period {} ms, deadline {} ms, home CPUs {:?}",
                 ms(g.period_ns),
                 ms(g.deadline_ns),
                 g.home_cpus
@@ -216,6 +341,28 @@ fn parse_ms(key: &str, v: &str) -> Result<f64> {
 
 /// `--tick-cgroup PATH[,period=MS][,deadline=MS][,cpus=LIST]`
 pub fn parse_group_spec(spec: &str) -> Result<GroupConfig> {
+    parse_spec(spec, false)
+}
+
+/// `--tick-threads NAME,process=RE|cmdline=RE[,thread=RE][,period=MS][,deadline=MS][,cpus=LIST]`
+pub fn parse_threads_spec(spec: &str) -> Result<GroupConfig> {
+    parse_spec(spec, true)
+}
+
+fn parse_spec(spec: &str, threads: bool) -> Result<GroupConfig> {
+    let (flag, first, usage) = if threads {
+        (
+            "--tick-threads",
+            "the group name",
+            "NAME,process=RE|cmdline=RE[,thread=RE][,period=MS][,deadline=MS][,cpus=LIST]",
+        )
+    } else {
+        (
+            "--tick-cgroup",
+            "the cgroup path",
+            "PATH[,period=MS][,deadline=MS][,cpus=LIST]",
+        )
+    };
     // cpus lists contain commas too: split options on ",key=" boundaries.
     let mut parts: Vec<String> = Vec::new();
     for piece in spec.split(',') {
@@ -227,28 +374,37 @@ pub fn parse_group_spec(spec: &str) -> Result<GroupConfig> {
             last.push_str(piece);
         }
     }
-    let path = parts[0].trim().to_string();
-    if path.is_empty() || path.contains('=') {
-        bail!(
-            "--tick-cgroup {spec:?}: the cgroup path must come first; allowed: PATH[,period=MS][,deadline=MS][,cpus=LIST]"
-        );
+    let head = parts[0].trim().to_string();
+    if head.is_empty() || head.contains('=') {
+        bail!("{flag} {spec:?}: {first} must come first; allowed: {usage}");
     }
-    let mut g = GroupConfig {
-        cgroup: path,
-        period_ms: DEFAULT_PERIOD_MS,
-        deadline_ms: None,
-        cpus: None,
-    };
+    let mut g = GroupConfig::of_cgroup(&head);
+    let mut select = ThreadSelectConfig::default();
+    if threads {
+        g.cgroup = None;
+        g.name = Some(head);
+    }
     for opt in &parts[1..] {
         let (k, v) = opt.split_once('=').unwrap();
         match k.trim() {
             "period" | "period_ms" => g.period_ms = parse_ms("period", v)?,
             "deadline" | "deadline_ms" => g.deadline_ms = Some(parse_ms("deadline", v)?),
             "cpus" => g.cpus = Some(parse_cpu_list("cpus", v)?),
+            "process" if threads => select.process = Some(v.to_string()),
+            "cmdline" if threads => select.cmdline = Some(v.to_string()),
+            "thread" | "thread_name" if threads => select.thread_name = Some(v.to_string()),
             other => bail!(
-                "--tick-cgroup {spec:?}: unknown option {other:?}; allowed: period, deadline, cpus"
+                "{flag} {spec:?}: unknown option {other:?}; allowed: {}",
+                if threads {
+                    "process, cmdline, thread, period, deadline, cpus"
+                } else {
+                    "period, deadline, cpus"
+                }
             ),
         }
+    }
+    if threads {
+        g.select = Some(select);
     }
     Ok(g)
 }
@@ -277,11 +433,15 @@ impl Config {
         }
         c.work_stealing &= !args.no_work_stealing;
         c.mid_tick_tasks &= !args.no_mid_tick;
-        if !args.tick_cgroups.is_empty() {
+        if let Some(m) = args.missing_cgroup {
+            c.missing_cgroup = m;
+        }
+        if !args.tick_cgroups.is_empty() || !args.tick_threads.is_empty() {
             c.groups = args
                 .tick_cgroups
                 .iter()
                 .map(|s| parse_group_spec(s))
+                .chain(args.tick_threads.iter().map(|s| parse_threads_spec(s)))
                 .collect::<Result<_>>()?;
         }
         Ok(c)
@@ -317,22 +477,42 @@ impl Config {
         c.work_stealing = f.work_stealing.unwrap_or(c.work_stealing);
         c.mid_tick_tasks = f.mid_tick_tasks.unwrap_or(c.mid_tick_tasks);
         c.slice_ms = f.slice_ms.unwrap_or(c.slice_ms);
-        if let Some(p) = f.pin {
+        if let Some(p) = &f.pin {
             c.pin = p.parse()?;
         }
+        match (f.seed_cpu_affinity, f.pin.is_some()) {
+            (Some(_), true) => bail!(
+                "pin and enableAffinitySchedulerCpuAffinity are both given; allowed: one of them \
+                 (enableAffinitySchedulerCpuAffinity = true is pin = \"hard\", false is \"soft\")"
+            ),
+            (Some(hard), false) => c.pin = if hard { Pin::Hard } else { Pin::Soft },
+            (None, _) => {}
+        }
+        if let Some(m) = &f.missing_cgroup {
+            c.missing_cgroup = m.parse()?;
+        }
         for g in f.groups {
+            let what = g.cgroup.as_ref().or(g.name.as_ref());
             let cpus = match g.cpus {
                 None => None,
                 Some(v) => match v.into_tick_cpus("group.cpus")? {
                     TickCpus::List(l) => Some(l),
                     _ => bail!(
                         "group {:?}: cpus must be a CPU list such as [2, 4] or \"2,4\"",
-                        g.cgroup
+                        what.map_or("", |s| s.as_str())
                     ),
                 },
             };
+            let given = g.process.is_some() || g.cmdline.is_some() || g.thread_name.is_some();
+            let select = given.then_some(ThreadSelectConfig {
+                process: g.process,
+                cmdline: g.cmdline,
+                thread_name: g.thread_name,
+            });
             c.groups.push(GroupConfig {
+                name: g.name,
                 cgroup: g.cgroup,
+                select,
                 period_ms: g.period_ms.unwrap_or(DEFAULT_PERIOD_MS),
                 deadline_ms: g.deadline_ms,
                 cpus,
@@ -369,6 +549,7 @@ impl Config {
             _ => None,
         };
         for g in &mut self.groups {
+            let what = g.what();
             if let Some(cpus) = &mut g.cpus {
                 let before = cpus.clone();
                 cpus.retain(|c| {
@@ -376,14 +557,12 @@ impl Config {
                 });
                 if cpus.is_empty() {
                     notes.push(format!(
-                        "group {:?}: cpus {before:?} offline, using all tick CPUs",
-                        g.cgroup
+                        "{what}: cpus {before:?} offline, using all tick CPUs"
                     ));
                     g.cpus = None;
                 } else if *cpus != before {
                     notes.push(format!(
-                        "group {:?}: cpus {before:?}: using {cpus:?} while the others are offline",
-                        g.cgroup
+                        "{what}: cpus {before:?}: using {cpus:?} while the others are offline"
                     ));
                 }
             }
@@ -454,8 +633,9 @@ impl Config {
         }
         let mut groups = Vec::new();
         let mut seen_ids = BTreeSet::new();
+        let mut seen_names = BTreeSet::new();
         for g in &self.groups {
-            let what = format!("group {:?}", g.cgroup);
+            let what = g.what();
             check_range(
                 &format!("{what}: period_ms"),
                 g.period_ms,
@@ -492,15 +672,51 @@ impl Config {
                     cpus.clone()
                 }
             };
-            let (cgroup, cgroup_id) = resolve(&g.cgroup)?;
-            if !seen_ids.insert(cgroup_id) {
+            let (name, runners) = match (&g.cgroup, &g.select) {
+                (Some(_), Some(_)) => bail!(
+                    "{what}: give either cgroup or process/cmdline/thread_name, not both \
+                     (a group is a cgroup's threads or threads selected by name)"
+                ),
+                (None, None) => bail!(
+                    "{what}: no runners given; allowed: cgroup = PATH, or process/cmdline \
+                     (and thread_name) regular expressions"
+                ),
+                (Some(c), None) => {
+                    let (cgroup, cgroup_id) = resolve(c)?;
+                    // a missing cgroup (waited for) has no id yet: its path decides
+                    let key = if cgroup_id == 0 {
+                        cgroup.display().to_string()
+                    } else {
+                        cgroup_id.to_string()
+                    };
+                    if !seen_ids.insert(key) {
+                        bail!(
+                            "{what}: the same cgroup is given twice; each tick group needs its own cgroup"
+                        );
+                    }
+                    let rel = cgroup.display().to_string();
+                    let rel = rel
+                        .strip_prefix("/sys/fs/cgroup/")
+                        .unwrap_or(&rel)
+                        .to_string();
+                    (g.name.clone().unwrap_or(rel), Runners::Cgroup(cgroup))
+                }
+                (None, Some(sel)) => {
+                    let name = g.name.clone().ok_or_else(|| {
+                        anyhow!("{what}: a group of threads selected by name needs a name (name = \"world\")")
+                    })?;
+                    (name, Runners::Threads(compile_select(&what, sel)?))
+                }
+            };
+            check_group_name(&what, &name)?;
+            if !seen_names.insert(name.clone()) {
                 bail!(
-                    "{what}: the same cgroup is given twice; each tick group needs its own cgroup"
+                    "{what}: the name {name:?} is used twice; each tick group needs its own name"
                 );
             }
             groups.push(Group {
-                cgroup,
-                cgroup_id,
+                name,
+                runners,
                 period_ns: ms_to_ns(g.period_ms),
                 deadline_ns: ms_to_ns(deadline_ms),
                 home_cpus,
@@ -515,9 +731,75 @@ impl Config {
             work_stealing: self.work_stealing,
             mid_tick_tasks: self.mid_tick_tasks,
             pin: self.pin,
+            missing_cgroup: self.missing_cgroup,
             groups,
         })
     }
+}
+
+/// Group names become statistics labels and cgroup names.
+fn check_group_name(what: &str, name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-/".contains(c));
+    if !ok {
+        bail!(
+            "{what}: name {name:?}: allowed: 1 to 64 letters, digits, '_', '.', '-' (and '/' in cgroup paths)"
+        );
+    }
+    Ok(())
+}
+
+fn compile_select(what: &str, sel: &ThreadSelectConfig) -> Result<ThreadSelect> {
+    if sel.process.is_none() && sel.cmdline.is_none() {
+        bail!(
+            "{what}: thread_name needs a process or cmdline too (scx_tick looks at the threads \
+             of matching processes only); allowed: process = REGEX (the process name, \
+             e.g. \"^java$\") and/or cmdline = REGEX (e.g. \"folia.*\\\\.jar\")"
+        );
+    }
+    let re = |key: &str, v: &Option<String>| -> Result<Option<regex::Regex>> {
+        v.as_deref()
+            .map(|r| {
+                regex::Regex::new(r).map_err(|e| {
+                    let msg = e.to_string();
+                    let why = msg
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("");
+                    anyhow!(
+                        "{what}: {key} = {r:?}: not a valid regular expression ({})",
+                        why.trim().trim_start_matches("error: ")
+                    )
+                })
+            })
+            .transpose()
+    };
+    if let Some(t) = &sel.thread_name {
+        // a literal longer than the kernel keeps can never match
+        let literal = t.trim_start_matches('^');
+        if literal.len() > THREAD_NAME_MAX
+            && literal
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || " _-#".contains(c))
+        {
+            bail!(
+                "{what}: thread_name = {t:?}: the kernel keeps only the first {THREAD_NAME_MAX} bytes of a \
+                 thread name, so this can never match; use a prefix such as \"^{}\"",
+                &literal[..THREAD_NAME_MAX]
+            );
+        }
+    }
+    Ok(ThreadSelect {
+        process: re("process", &sel.process)?,
+        cmdline: re("cmdline", &sel.cmdline)?,
+        thread_name: re("thread_name", &sel.thread_name)?,
+    })
 }
 
 /// The TOML file as written.
@@ -535,7 +817,11 @@ struct FileConfig {
     #[serde(alias = "enableMidTickTasks")]
     mid_tick_tasks: Option<bool>,
     pin: Option<String>,
+    /// The seed's switch for hard pinning: true = "hard", false = "soft".
+    #[serde(rename = "enableAffinitySchedulerCpuAffinity")]
+    seed_cpu_affinity: Option<bool>,
     slice_ms: Option<f64>,
+    missing_cgroup: Option<String>,
     #[serde(default, rename = "group")]
     groups: Vec<FileGroup>,
 }
@@ -543,7 +829,11 @@ struct FileConfig {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileGroup {
-    cgroup: String,
+    name: Option<String>,
+    cgroup: Option<String>,
+    process: Option<String>,
+    cmdline: Option<String>,
+    thread_name: Option<String>,
     period_ms: Option<f64>,
     deadline_ms: Option<f64>,
     cpus: Option<CpuValue>,
@@ -637,7 +927,7 @@ mod tests {
     #[test]
     fn group_spec_parses_options_and_cpu_lists() {
         let g = parse_group_spec("game/world,period=50,deadline=45ms,cpus=2,4,6-7").unwrap();
-        assert_eq!(g.cgroup, "game/world");
+        assert_eq!(g.cgroup.as_deref(), Some("game/world"));
         assert_eq!(g.period_ms, 50.0);
         assert_eq!(g.deadline_ms, Some(45.0));
         assert_eq!(g.cpus, Some(vec![2, 4, 6, 7]));
@@ -714,10 +1004,9 @@ mod tests {
 
     fn group(period_ms: f64, deadline_ms: Option<f64>) -> GroupConfig {
         GroupConfig {
-            cgroup: "tick".into(),
             period_ms,
             deadline_ms,
-            cpus: None,
+            ..GroupConfig::of_cgroup("tick")
         }
     }
 
@@ -849,10 +1138,13 @@ mod tests {
         assert!(e.contains("pin") && e.contains("allowed"), "{e}");
         let e = Config::from_toml("tick_cpus = 0").unwrap_err().to_string();
         assert!(e.contains("tick_cpus = 0"), "{e}");
-        let e = Config::from_toml("[[group]]\nperiod_ms = 50")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("cgroup"), "{e}");
+        // a group without runners: refused when checked, naming what is allowed
+        let c = Config::from_toml("[[group]]\nperiod_ms = 50").unwrap();
+        let e = plan(&c).unwrap_err().to_string();
+        assert!(
+            e.contains("no runners given") && e.contains("cgroup = PATH"),
+            "{e}"
+        );
         let e = Config::from_toml("[[group]]\ncgroup = \"w\"\nspeed = 1")
             .unwrap_err()
             .to_string();
@@ -875,7 +1167,8 @@ mod tests {
         assert_eq!(c.steal_threshold_ms, 7.0);
         assert!(!c.mid_tick_tasks);
         assert_eq!(
-            c.groups[0].cgroup, "a",
+            c.groups[0].cgroup.as_deref(),
+            Some("a"),
             "file groups kept when no flag gives groups"
         );
         let args = RunArgs {
@@ -883,7 +1176,12 @@ mod tests {
             tick_cgroups: vec!["b".into()],
             ..Default::default()
         };
-        assert_eq!(Config::from_args(&args).unwrap().groups[0].cgroup, "b");
+        assert_eq!(
+            Config::from_args(&args).unwrap().groups[0]
+                .cgroup
+                .as_deref(),
+            Some("b")
+        );
         let args = RunArgs {
             config: Some(dir.join("missing.toml")),
             ..Default::default()
@@ -920,6 +1218,101 @@ mod tests {
         c.keep_online(&m);
         assert_eq!(c.tick_cpus, TickCpus::Auto);
         assert!(c.validate(&m, &resolve_ok).is_ok());
+    }
+
+    #[test]
+    fn the_seeds_affinity_switch_is_pin() {
+        let c = Config::from_toml("enableAffinitySchedulerCpuAffinity = true").unwrap();
+        assert_eq!(c.pin, Pin::Hard);
+        let c = Config::from_toml("enableAffinitySchedulerCpuAffinity = false").unwrap();
+        assert_eq!(c.pin, Pin::Soft);
+        let e = Config::from_toml("pin = \"soft\"\nenableAffinitySchedulerCpuAffinity = true")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("both given"), "{e}");
+    }
+
+    #[test]
+    fn groups_of_threads_selected_by_name() {
+        let c = Config::from_toml(
+            r#"
+            missing_cgroup = "create"
+            [[group]]
+            name = "folia"
+            process = "^java$"
+            cmdline = "folia.*\\.jar"
+            thread_name = "^Region Schedule"
+            period_ms = 50
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.missing_cgroup, MissingCgroup::Create);
+        let p = plan(&c).unwrap();
+        assert_eq!(p.groups[0].name, "folia");
+        let Runners::Threads(sel) = &p.groups[0].runners else {
+            panic!("not a thread group: {:?}", p.groups[0].runners)
+        };
+        assert!(sel.process_matches("java", "java -jar folia-1.21.jar nogui"));
+        assert!(!sel.process_matches("java", "java -jar paper.jar"));
+        assert!(sel.thread_matches("Region Schedule"));
+        assert!(!sel.thread_matches("Server thread"));
+        assert!(
+            p.describe()
+                .iter()
+                .any(|l| l.contains("thread_name ~ /^Region Schedule/"))
+        );
+
+        let g =
+            parse_threads_spec("world,process=^tickload$,thread=^Tick Runner,period=25").unwrap();
+        assert_eq!(g.name.as_deref(), Some("world"));
+        assert_eq!(g.period_ms, 25.0);
+        let sel = g.select.unwrap();
+        assert_eq!(sel.thread_name.as_deref(), Some("^Tick Runner"));
+        // a regex with a comma stays whole
+        let g = parse_threads_spec("w,cmdline=x{1,3},thread=a").unwrap();
+        assert_eq!(g.select.unwrap().cmdline.as_deref(), Some("x{1,3}"));
+    }
+
+    #[test]
+    fn bad_thread_groups_are_refused_with_the_reason() {
+        let cases = [
+            ("[[group]]\nprocess = \"java\"", "needs a name"),
+            (
+                "[[group]]\nname = \"w\"\nthread_name = \"^Tick\"",
+                "needs a process or cmdline",
+            ),
+            (
+                "[[group]]\nname = \"w\"\nprocess = \"(\"",
+                "not a valid regular expression",
+            ),
+            (
+                "[[group]]\nname = \"w\"\ncgroup = \"t\"\nprocess = \"java\"",
+                "not both",
+            ),
+            ("[[group]]\nname = \"w\"", "no runners given"),
+            (
+                "[[group]]\nname = \"a b\"\nprocess = \"java\"",
+                "allowed: 1 to 64",
+            ),
+            (
+                "[[group]]\nname = \"w\"\nprocess = \"java\"\nthread_name = \"^Region Scheduler Thread\"",
+                "first 15 bytes",
+            ),
+            ("missing_cgroup = \"later\"", "allowed: \"wait\""),
+        ];
+        for (toml, want) in cases {
+            let e = Config::from_toml(toml)
+                .and_then(|c| plan(&c))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{toml}: {e}");
+        }
+        let mut c = with_group(group(50.0, None));
+        c.groups.push(GroupConfig {
+            name: Some("tick".into()),
+            ..GroupConfig::of_cgroup("other")
+        });
+        assert!(plan(&c).unwrap_err().to_string().contains("used twice"));
     }
 
     #[test]

@@ -26,7 +26,7 @@ use log::{debug, info, warn};
 use nix::sys::socket::{ControlMessage, MsgFlags, getsockopt, sendmsg, sockopt};
 
 use crate::bpf::{BpfSkel, intf};
-use crate::config::Plan;
+use crate::config::{Plan, Runners};
 
 /// Where runners register. The protocol is one line each way:
 /// `REGISTER <tid>` -> `OK <slot> <slots>` (with the map fd) or `ERR <why>`.
@@ -35,7 +35,10 @@ pub const SOCKET: &str = "/run/scx_tick/hints.sock";
 const SLOTS: usize = intf::tick_consts_MAX_HINT_SLOTS as usize;
 
 struct GroupHints {
-    cgroup: PathBuf,
+    /// The group's cgroup; None for threads selected by name, whose cgroups
+    /// are the child cgroups named `child` that scx_tick makes for them.
+    cgroup: Option<PathBuf>,
+    child: String,
     /// The memory-mappable array of this group's slots.
     map: MapHandle,
     /// slot -> tid holding it
@@ -73,7 +76,15 @@ impl Hints {
                 )
                 .context("creating a deadline hint array")?;
                 Ok(GroupHints {
-                    cgroup: g.cgroup.clone(),
+                    cgroup: match &g.runners {
+                        Runners::Cgroup(p) => Some(p.clone()),
+                        Runners::Threads(_) => None,
+                    },
+                    child: format!(
+                        "{}{}",
+                        crate::membership::CHILD_PREFIX,
+                        g.name.replace('/', "_")
+                    ),
                     map,
                     owners: vec![None; SLOTS],
                 })
@@ -168,14 +179,14 @@ impl Hints {
                 cred.pid()
             );
         }
-        let group = self.group_of(tid)?;
-        let owner = std::fs::metadata(&self.groups[group].cgroup)?.uid();
+        let (group, dir) = self.group_of(tid)?;
+        let owner = std::fs::metadata(&dir)?.uid();
         if cred.uid() != 0 && cred.uid() != owner {
             bail!(
                 "uid {} may not write deadline hints of tick group {}: only root or the \
                  cgroup's owner (uid {owner}) may",
                 cred.uid(),
-                self.groups[group].cgroup.display()
+                dir.display()
             );
         }
         let slot = match self.slots.get(&tid) {
@@ -207,7 +218,7 @@ impl Hints {
 
     /// The tick group a thread is in, as the BPF side classifies it: the
     /// nearest configured group at or above the thread's cgroup.
-    fn group_of(&self, tid: u32) -> Result<usize> {
+    fn group_of(&self, tid: u32) -> Result<(usize, PathBuf)> {
         let text = std::fs::read_to_string(format!("/proc/{tid}/cgroup"))
             .with_context(|| format!("thread {tid} does not exist"))?;
         let rel = text
@@ -217,8 +228,12 @@ impl Hints {
         let root = Path::new("/sys/fs/cgroup");
         let mut dir = root.join(rel.trim_start_matches('/'));
         loop {
-            if let Some(i) = self.groups.iter().position(|g| g.cgroup == dir) {
-                return Ok(i);
+            let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if let Some(i) = self.groups.iter().position(|g| match &g.cgroup {
+                Some(c) => *c == dir,
+                None => name == g.child,
+            }) {
+                return Ok((i, dir));
             }
             if dir == root || !dir.pop() {
                 bail!("thread {tid} is not in a tick group (its cgroup is {rel})");

@@ -2,6 +2,14 @@
 //!
 //! One module per concern; `main.rs` only parses arguments and wires them.
 
+/// The version with the git commit it was built from (`--version`, the start-up log).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (git ",
+    env!("SCX_TICK_GIT"),
+    ")"
+);
+
 pub mod bench;
 pub mod bpf;
 pub mod cgroup;
@@ -12,6 +20,7 @@ mod config_fuzz;
 pub mod dispatch;
 pub mod hints;
 pub mod loader;
+pub mod membership;
 pub mod pinning;
 pub mod report;
 pub mod rtpolicy;

@@ -22,6 +22,7 @@ use crate::cgroup;
 use crate::cli::{CheckConfigArgs, RunArgs};
 use crate::config::{Config, Plan};
 use crate::hints::Hints;
+use crate::membership::{Membership, Table};
 use crate::pinning::Pinner;
 use crate::report::{self, JsonSink, MissEvent, Reporter, Shared};
 use crate::stats::{Counters, GroupCounters, Metrics};
@@ -61,7 +62,10 @@ pub fn preflight() -> Result<()> {
 pub fn plan(args: &RunArgs) -> Result<Plan> {
     let config = Config::from_args(args)?;
     let machine = Machine::read()?;
-    config.validate(&machine, &|p| cgroup::resolve(&args.cgroup_root, p))
+    let missing = config.missing_cgroup;
+    config.validate(&machine, &|p| {
+        cgroup::resolve(&args.cgroup_root, p, missing)
+    })
 }
 
 /// The plan after CPU hotplug: the user's CPU lists without the CPUs that
@@ -72,18 +76,65 @@ pub fn replan(args: &RunArgs) -> Result<Plan> {
     for note in config.keep_online(&machine) {
         warn!("after hotplug: {note}");
     }
-    config.validate(&machine, &|p| cgroup::resolve(&args.cgroup_root, p))
+    let missing = config.missing_cgroup;
+    config.validate(&machine, &|p| {
+        cgroup::resolve(&args.cgroup_root, p, missing)
+    })
 }
 
-/// `scx_tick check-config FILE`: everything `run` checks, nothing loaded.
+/// `scx_tick check-config FILE`: everything `run` checks that does not
+/// depend on the moment (cgroups may not exist yet: the file is meant for
+/// boot), nothing loaded; says what it did not check.
 pub fn check_config(args: &CheckConfigArgs) -> Result<()> {
-    let plan = plan(&RunArgs {
+    let config = Config::from_args(&RunArgs {
         config: Some(args.file.clone()),
         cgroup_root: args.cgroup_root.clone(),
         ..Default::default()
     })?;
+    let machine = Machine::read()?;
+    let root = &args.cgroup_root;
+    let unchecked = RefCell::new(Vec::new());
+    let plan = config.validate(&machine, &|p| {
+        if !cgroup::is_cgroup2(root) {
+            unchecked.borrow_mut().push(format!(
+                "cgroup {p:?}: {} is not a cgroup v2 mount here",
+                root.display()
+            ));
+            return Ok((root.join(p.trim_start_matches('/')), 0));
+        }
+        let (path, id) = cgroup::resolve(root, p, crate::config::MissingCgroup::Wait)?;
+        if id == 0 {
+            let then = match config.missing_cgroup {
+                crate::config::MissingCgroup::Wait => "scx_tick will wait for it",
+                crate::config::MissingCgroup::Create => "scx_tick will create it",
+                crate::config::MissingCgroup::Refuse => {
+                    "scx_tick will refuse to start unless it exists (missing_cgroup = \"refuse\")"
+                }
+            };
+            unchecked.borrow_mut().push(format!(
+                "cgroup {} does not exist now; {then}",
+                path.display()
+            ));
+        }
+        Ok((path, id))
+    })?;
     println!("{}: valid", args.file.display());
     for line in plan.describe() {
+        println!("  {line}");
+    }
+    for g in &plan.groups {
+        if let crate::config::Runners::Threads(_) = g.runners {
+            unchecked.borrow_mut().push(format!(
+                "which processes and threads tick group {} selects (scx_tick finds them while it runs)",
+                g.name
+            ));
+        }
+    }
+    unchecked
+        .borrow_mut()
+        .push("that this kernel has sched_ext and that scx_tick runs as root".into());
+    println!("not checked:");
+    for line in unchecked.into_inner() {
         println!("  {line}");
     }
     Ok(())
@@ -117,6 +168,13 @@ pub fn run(args: &RunArgs) -> Result<()> {
     check_outputs(args)?;
     preflight()?;
 
+    info!("scx_tick {}", crate::VERSION);
+    // libbpf's messages go through our log (stderr), never to stdout.
+    scx_utils::init_libbpf_logging(Some(if args.verbose > 1 {
+        libbpf_rs::PrintLevel::Debug
+    } else {
+        libbpf_rs::PrintLevel::Warn
+    }));
     let shutdown = Arc::new(AtomicBool::new(false));
     {
         let shutdown = shutdown.clone();
@@ -138,31 +196,52 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     let mut out = Outputs {
         print_every: (args.stats > 0.0).then(|| Duration::from_secs_f64(args.stats)),
-        json: args.stats_json.as_deref().map(JsonSink::open).transpose()?,
+        json: args
+            .stats_json
+            .as_deref()
+            .map(|p| JsonSink::open(p, args.stats_json_append))
+            .transpose()?,
         shared,
         reporter: Reporter::new(names, args.verbose > 0),
     };
+    // `--stats-json -`: stdout carries only JSON
+    out.reporter
+        .human_to_stderr(args.stats_json.as_deref() == Some(Path::new("-")));
 
     // Counters start from zero with every attach: carry them across restarts.
     let mut base = Snapshot::new(plan.groups.len());
-    let mut hints = Hints::new(&plan)?;
+    let result = schedule(args, &mut plan, &shutdown, &mut out, &mut base);
+    // The summary also when the kernel ejected us or something failed.
+    out.reporter.summary(&base.groups, &base.cpu.summary());
+    result
+}
+
+/// Attach, run until asked to stop, re-attach on the kernel's restart
+/// requests. `base` holds the counts so far, also when this fails.
+fn schedule(
+    args: &RunArgs,
+    plan: &mut Plan,
+    shutdown: &AtomicBool,
+    out: &mut Outputs,
+    base: &mut Snapshot,
+) -> Result<()> {
+    let mut hints = Hints::new(plan)?;
+    // Outlives re-attaches; dropping it (any exit) moves every thread back.
+    let mut membership = Membership::new(plan, &args.cgroup_root);
     loop {
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(&plan, args, &hints, &mut open_object)?;
-        let (uei, last) = sched.run(&shutdown, &mut out, &base, &mut hints)?;
-        base = last;
+        let mut sched = Scheduler::init(plan, args, &hints, &mut membership, &mut open_object)?;
+        let uei = sched.run(shutdown, out, base, &mut hints, &mut membership)?;
         drop(sched);
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
             // CPUs came or went: check and choose again against the CPUs online now.
             info!("the kernel asked for a restart (CPU hotplug?): re-attaching");
-            plan = replan(args)?;
+            *plan = replan(args)?;
             for line in plan.describe() {
                 info!("{line}");
             }
             continue;
         }
-        out.reporter.summary(&base.groups);
-        println!("scx_tick totals: {}", base.cpu.summary());
         return Ok(());
     }
 }
@@ -179,10 +258,10 @@ pub fn monitor(args: &RunArgs) -> Result<()> {
     report::monitor(Duration::from_secs_f64(secs), &shutdown)
 }
 
-/// A tick group's name in statistics: its path below the cgroup2 mount.
+/// A tick group's name in statistics: its `name`, by default its path
+/// below the cgroup2 mount.
 pub fn group_name(g: &crate::config::Group) -> String {
-    let s = g.cgroup.display().to_string();
-    s.strip_prefix("/sys/fs/cgroup/").unwrap_or(&s).to_string()
+    g.name.clone()
 }
 
 /// Where statistics go while running.
@@ -257,10 +336,10 @@ impl<'a> Scheduler<'a> {
         plan: &Plan,
         args: &RunArgs,
         hints: &Hints,
+        membership: &mut Membership,
         open_object: &'a mut MaybeUninit<OpenObject>,
     ) -> Result<Self> {
-        let mut builder = BpfSkelBuilder::default();
-        builder.obj_builder.debug(args.verbose > 1);
+        let builder = BpfSkelBuilder::default();
         let mut skel = scx_ops_open!(builder, open_object, tick_ops, None)?;
         skel.struct_ops.tick_ops_mut().exit_dump_len = args.exit_dump_len;
         skel.struct_ops.tick_ops_mut().timeout_ms = args.watchdog_ms as u32;
@@ -302,25 +381,13 @@ impl<'a> Scheduler<'a> {
 
         let mut skel = scx_ops_load!(skel, tick_ops, uei)?;
 
-        for (i, g) in plan.groups.iter().enumerate() {
-            let value = intf::tick_group {
-                idx: i as u32,
-                pad: 0,
-                period_ns: g.period_ns,
-                deadline_ns: g.deadline_ns,
-            };
-            // SAFETY: tick_group is a plain C struct without padding holes.
-            let bytes = unsafe {
-                std::slice::from_raw_parts(
-                    &value as *const _ as *const u8,
-                    std::mem::size_of::<intf::tick_group>(),
-                )
-            };
-            skel.maps
-                .tick_groups
-                .update(&g.cgroup_id.to_ne_bytes(), bytes, libbpf_rs::MapFlags::ANY)
-                .context("registering a tick group")?;
-        }
+        // the tick groups' cgroups known so far and those found now; later
+        // ones on each scan
+        membership.attach(&skel)?;
+        membership.scan(&mut Table {
+            map: &skel.maps.tick_groups,
+            groups_gen: skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
+        });
         if let Some(bss) = skel.maps.bss_data.as_mut() {
             bss.groups_gen = bss.groups_gen.wrapping_add(1);
         }
@@ -336,13 +403,37 @@ impl<'a> Scheduler<'a> {
         })
     }
 
+    /// Schedule until stopped; `counts` starts as the counts of earlier
+    /// attaches and ends as everything counted, whatever the outcome.
     fn run(
         &mut self,
         shutdown: &AtomicBool,
         out: &mut Outputs,
-        base: &Snapshot,
+        counts: &mut Snapshot,
         hints: &mut Hints,
-    ) -> Result<(UserExitInfo, Snapshot)> {
+        membership: &mut Membership,
+    ) -> Result<UserExitInfo> {
+        let base = counts.clone();
+        let result = self.run_from(shutdown, out, &base, counts, hints, membership);
+        // Everything up to the detach counts.
+        if let Ok(s) = Snapshot::read(&self.skel, &base) {
+            *counts = s;
+        }
+        self.detach();
+        let uei = uei_report!(&self.skel, uei);
+        result?;
+        uei
+    }
+
+    fn run_from(
+        &mut self,
+        shutdown: &AtomicBool,
+        out: &mut Outputs,
+        base: &Snapshot,
+        last: &mut Snapshot,
+        hints: &mut Hints,
+        membership: &mut Membership,
+    ) -> Result<()> {
         let json_every = out.print_every.unwrap_or(Duration::from_secs(1));
         let pending = RefCell::new(Vec::new());
         let mut rb = RingBufferBuilder::new();
@@ -354,11 +445,14 @@ impl<'a> Scheduler<'a> {
         })?;
         let rb = rb.build()?;
 
-        let mut last = base.clone();
         let (mut snap_at, mut snap_prev) = (Instant::now(), base.groups.clone());
         let (mut print_at, mut print_prev) = (Instant::now(), base.groups.clone());
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
-            match self.pinner.refresh(&self.skel) {
+            membership.refresh(&mut Table {
+                map: &self.skel.maps.tick_groups,
+                groups_gen: self.skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
+            });
+            match self.pinner.refresh(&self.skel, &membership.cgroups()) {
                 Ok(gone) => hints.forget(&self.skel, &gone),
                 Err(e) => warn!("pinning: {e:#}"),
             }
@@ -375,7 +469,7 @@ impl<'a> Scheduler<'a> {
             }
             // The scx_stats server and the metrics endpoint see 1 s windows.
             if snap_at.elapsed() >= Duration::from_secs(1) {
-                last = Snapshot::read(&self.skel, base)?;
+                *last = Snapshot::read(&self.skel, base)?;
                 let secs = snap_at.elapsed().as_secs_f64();
                 *out.shared.lock().unwrap() =
                     out.reporter
@@ -390,7 +484,7 @@ impl<'a> Scheduler<'a> {
             if let Some(every) = every
                 && print_at.elapsed() >= every
             {
-                last = Snapshot::read(&self.skel, base)?;
+                *last = Snapshot::read(&self.skel, base)?;
                 let secs = print_at.elapsed().as_secs_f64();
                 let m = out
                     .reporter
@@ -404,18 +498,11 @@ impl<'a> Scheduler<'a> {
                 (print_at, print_prev) = (Instant::now(), last.groups.clone());
             }
         }
-        // Everything up to the detach counts.
         rb.consume().ok();
         for e in pending.borrow_mut().drain(..) {
             out.reporter.record(e);
         }
-        if let Ok(s) = Snapshot::read(&self.skel, base) {
-            last = s;
-        }
-        drop(rb);
-        self.detach();
-        let uei = uei_report!(&self.skel, uei)?;
-        Ok((uei, last))
+        Ok(())
     }
 
     fn detach(&mut self) {

@@ -3,12 +3,13 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use scx_tick::{cli, loader, tagging, topology, userspace};
+use scx_tick::{cli, loader, report, tagging, topology, userspace};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     cli::init_logging(cli.run.verbose);
     let result = match &cli.command {
+        None if cli.run.help_stats => report::describe_stats(&mut std::io::stdout()),
         None if cli.run.userspace => userspace::exec(),
         None if cli.run.monitor.is_some() => loader::monitor(&cli.run),
         None => loader::run(&cli.run),

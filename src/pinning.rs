@@ -23,7 +23,6 @@ use crate::config::{Pin, Plan};
 const SCAN_EVERY: Duration = Duration::from_millis(200);
 
 struct GroupHomes {
-    cgroup: PathBuf,
     cpus: Vec<usize>,
     /// relative deadline / period: the CPU share one runner may claim
     share: f64,
@@ -105,7 +104,6 @@ impl Pinner {
                 .groups
                 .iter()
                 .map(|g| GroupHomes {
-                    cgroup: g.cgroup.clone(),
                     cpus: g.home_cpus.clone(),
                     share: g.deadline_ns as f64 / g.period_ns as f64,
                     next: 0,
@@ -150,17 +148,25 @@ impl Pinner {
         cpus.len() == 1 && self.groups.iter().any(|g| g.cpus.contains(&cpus[0]))
     }
 
-    /// Keep homes up to date; returns the threads that left their group.
-    pub fn refresh(&mut self, skel: &BpfSkel) -> Result<Vec<u32>> {
+    /// Keep homes up to date; `cgroups` holds each group's cgroups now.
+    /// Returns the threads that left their group.
+    pub fn refresh(&mut self, skel: &BpfSkel, cgroups: &[Vec<PathBuf>]) -> Result<Vec<u32>> {
         if self.last_scan.is_some_and(|t| t.elapsed() < SCAN_EVERY) {
             return Ok(Vec::new());
         }
         self.last_scan = Some(Instant::now());
         let mut added_all: Vec<(u32, usize)> = Vec::new();
         let mut removed_all = Vec::new();
-        for g in &mut self.groups {
+        for (i, g) in self.groups.iter_mut().enumerate() {
             // A removed group simply has no threads any more.
-            let tids = cgroup::threads(&g.cgroup).unwrap_or_default();
+            let mut tids: Vec<u32> = cgroups
+                .get(i)
+                .into_iter()
+                .flatten()
+                .flat_map(|dir| cgroup::threads(dir).unwrap_or_default())
+                .collect();
+            tids.sort_unstable();
+            tids.dedup();
             let (added, removed) = reassign(&mut g.homes, &g.cpus, &mut g.next, &tids);
             for &tid in &removed {
                 // ignore ENOENT: nothing to clean up

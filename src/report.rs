@@ -4,15 +4,15 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, LineWriter, Write};
+use std::io::{BufRead, BufReader, LineWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use log::{info, warn};
+use log::{debug, info};
 use scx_stats::prelude::*;
 
 use crate::bpf::intf::miss_event;
@@ -89,11 +89,20 @@ pub fn check_json_path(path: &Path) -> Result<()> {
 }
 
 impl JsonSink {
-    pub fn open(path: &Path) -> Result<JsonSink> {
+    /// `append`: keep what the file holds (a service restarting keeps its history).
+    pub fn open(path: &Path, append: bool) -> Result<JsonSink> {
         if path == Path::new("-") {
             return Ok(JsonSink(Box::new(std::io::stdout())));
         }
-        let f = File::create(path).with_context(|| format!("--stats-json {}", path.display()))?;
+        let f = if append {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+        } else {
+            File::create(path)
+        }
+        .with_context(|| format!("--stats-json {}", path.display()))?;
         Ok(JsonSink(Box::new(LineWriter::new(f))))
     }
 
@@ -116,6 +125,16 @@ pub struct Reporter {
     started: Instant,
     verbose: bool,
     events: Vec<MissEvent>,
+    /// The live view and the summary go to stderr when stdout carries JSON.
+    human_to_stderr: bool,
+}
+
+/// Seconds since the Unix epoch, for the JSON objects' `timestamp_s`.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 impl Reporter {
@@ -125,6 +144,21 @@ impl Reporter {
             started: Instant::now(),
             verbose,
             events: Vec::new(),
+            human_to_stderr: false,
+        }
+    }
+
+    /// Send the live view and the exit summary to stderr, so that stdout
+    /// carries only JSON (`--stats-json -`).
+    pub fn human_to_stderr(&mut self, yes: bool) {
+        self.human_to_stderr = yes;
+    }
+
+    fn human(&self) -> Box<dyn Write> {
+        if self.human_to_stderr {
+            Box::new(std::io::stderr().lock())
+        } else {
+            Box::new(std::io::stdout().lock())
         }
     }
 
@@ -140,6 +174,7 @@ impl Reporter {
         secs: f64,
     ) -> Metrics {
         let mut m = Metrics {
+            timestamp_s: unix_now(),
             uptime_s: self.started.elapsed().as_secs_f64(),
             interval_s: secs,
             dispatch_local: cpu.dispatch_local,
@@ -165,7 +200,8 @@ impl Reporter {
     /// rate-limited summary of the miss events since the last call.
     pub fn print(&mut self, m: &Metrics, per_cpu: &[(usize, Counters)]) {
         // stdout gone (closed pipe): nothing to show it to
-        let _ = self.write_live(&mut std::io::stdout().lock(), m, per_cpu);
+        let mut out = self.human();
+        let _ = self.write_live(&mut out, m, per_cpu);
     }
 
     /// The live view to `out`.
@@ -206,11 +242,23 @@ impl Reporter {
         Ok(())
     }
 
-    /// Totals per group on exit.
-    pub fn summary(&self, groups: &[GroupCounters]) {
+    /// Totals per group on exit, then the `totals` line (tests parse it).
+    pub fn summary(&self, groups: &[GroupCounters], totals: &str) {
+        let mut out = self.human();
+        // stdout gone (closed pipe): nothing to show it to
+        let _ = self.write_summary(&mut out, groups, totals);
+    }
+
+    fn write_summary(
+        &self,
+        out: &mut dyn Write,
+        groups: &[GroupCounters],
+        totals: &str,
+    ) -> std::io::Result<()> {
         for (name, g) in self.names.iter().zip(groups) {
-            println!(
-                "scx_tick summary: {name}: ticks {} misses {} ({:.2}%) late starts {} steals {} hints {} (ignored {}) lateness p99 {} max {} worst overshoot {}",
+            writeln!(
+                out,
+                "scx_tick summary: {name}: ticks {} misses {} ({:.2}%) late starts {} steals {} hints {} (ignored {}) lateness p50 {} p99 {} max {} worst overshoot {}",
                 g.ticks,
                 g.misses,
                 if g.ticks > 0 {
@@ -223,28 +271,42 @@ impl Reporter {
                 g.hints_used,
                 g.hints_ignored,
                 fmt_us(
+                    hist_percentile_ns(&g.lateness_hist, 50.0).min(g.lateness_max_ns) as f64 / 1e3
+                ),
+                fmt_us(
                     hist_percentile_ns(&g.lateness_hist, 99.0).min(g.lateness_max_ns) as f64 / 1e3
                 ),
                 fmt_us(g.lateness_max_ns as f64 / 1e3),
                 fmt_us(g.overshoot_max_ns as f64 / 1e3),
-            );
+            )?;
         }
+        writeln!(out, "scx_tick totals: {totals}")
     }
 }
 
 /// The scx_stats server under /var/run/scx/root/stats, as every scx
 /// scheduler runs one; `scx_tick --monitor N` is its client.
 pub fn launch_stats_server(shared: Shared) -> Result<StatsServer<(), ()>> {
-    let data = StatsServerData::<(), ()>::new()
+    StatsServer::new(stats_server_data(shared))
+        .launch()
+        .context("starting the stats server")
+}
+
+fn stats_server_data(shared: Shared) -> StatsServerData<(), ()> {
+    StatsServerData::<(), ()>::new()
         .add_meta(Metrics::meta())
         .add_meta(GroupMetrics::meta())
         .add_stats(
             "top",
             Box::new(move |_args, _chan| shared.lock().unwrap().to_json()),
-        );
-    StatsServer::new(data)
-        .launch()
-        .context("starting the stats server")
+        )
+}
+
+/// `scx_tick --help-stats`: every statistic and what it means, as the scx
+/// schedulers describe theirs.
+pub fn describe_stats(out: &mut dyn Write) -> Result<()> {
+    let mut w = out;
+    stats_server_data(Shared::default()).describe_meta(&mut w, None)
 }
 
 /// `scx_tick --monitor N`: print a running instance's statistics.
@@ -275,31 +337,115 @@ pub fn parse_metrics_addr(addr: &str) -> Result<SocketAddr> {
     Ok(sa)
 }
 
-pub fn serve_openmetrics(addr: &str, shared: Shared) -> Result<()> {
+/// Serve in the background; returns the address bound (port 0 picks one).
+pub fn serve_openmetrics(addr: &str, shared: Shared) -> Result<SocketAddr> {
     let sa = parse_metrics_addr(addr)?;
     let listener = TcpListener::bind(sa).with_context(|| format!("--metrics-addr {addr}"))?;
+    let sa = listener.local_addr()?;
     info!("OpenMetrics on http://{sa}/metrics");
+    let busy = Arc::new(AtomicUsize::new(0));
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(&stream);
-            let mut request = String::new();
-            // Read the request head; any path answers with the metrics.
-            while reader
-                .read_line(&mut request)
-                .map(|n| n > 2)
-                .unwrap_or(false)
-            {}
-            let body = shared.lock().unwrap().openmetrics();
-            let mut w = &stream;
-            let r = write!(
-                w,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            if let Err(e) = r {
-                warn!("metrics client: {e}");
+            // Each client in its own thread, with timeouts: an idle or slow
+            // connection must never hold up the next scrape.
+            if busy.load(Ordering::Relaxed) >= METRICS_CLIENTS {
+                continue; // dropped: closes the connection
             }
+            busy.fetch_add(1, Ordering::Relaxed);
+            let (shared, busy) = (shared.clone(), busy.clone());
+            std::thread::spawn(move || {
+                if let Err(e) = answer_scrape(&stream, &shared) {
+                    debug!("metrics client: {e}");
+                }
+                busy.fetch_sub(1, Ordering::Relaxed);
+            });
         }
     });
-    Ok(())
+    Ok(sa)
+}
+
+/// Connections served at once; more are closed at once.
+const METRICS_CLIENTS: usize = 16;
+/// A client that sends nothing for this long is dropped.
+const METRICS_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn answer_scrape(stream: &std::net::TcpStream, shared: &Shared) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(METRICS_TIMEOUT))?;
+    stream.set_write_timeout(Some(METRICS_TIMEOUT))?;
+    let mut reader = BufReader::new(stream).take(64 * 1024);
+    let mut request = String::new();
+    // Read the request head; any path answers with the metrics.
+    while reader.read_line(&mut request)? > 2 {}
+    let body = shared.lock().unwrap().openmetrics();
+    let mut w = stream;
+    write!(
+        w,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpStream;
+
+    #[test]
+    fn an_idle_connection_does_not_block_a_scrape() {
+        let shared = Shared::default();
+        shared.lock().unwrap().lends = 7;
+        let sa = serve_openmetrics("127.0.0.1:0", shared).unwrap();
+        let _idle = TcpStream::connect(sa).unwrap();
+        let mut scrape = TcpStream::connect(sa).unwrap();
+        scrape
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        scrape.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        scrape.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+        assert!(answer.contains("scx_tick_lends_total 7"), "{answer}");
+        assert!(answer.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn help_stats_describes_every_statistic() {
+        let mut out = Vec::new();
+        describe_stats(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for field in [
+            "timestamp_s",
+            "steals_refused",
+            "lends",
+            "hints_used",
+            "lateness_p99_us",
+        ] {
+            assert!(text.contains(field), "{field} missing in {text}");
+        }
+    }
+
+    #[test]
+    fn the_summary_names_hints_and_ends_with_the_totals() {
+        let r = Reporter::new(vec!["world".into()], false);
+        let mut out = Vec::new();
+        r.write_summary(&mut out, &[GroupCounters::default()], "ticks=0")
+            .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("scx_tick summary: world: ticks 0")
+                && text.contains("hints 0 (ignored 0)"),
+            "{text}"
+        );
+        assert!(text.ends_with("scx_tick totals: ticks=0\n"), "{text}");
+    }
+
+    #[test]
+    fn json_objects_carry_a_wall_clock_timestamp() {
+        let r = Reporter::new(vec!["world".into()], false);
+        let m = r.metrics(&Counters::default(), &[GroupCounters::default()], &[], 1.0);
+        let now = unix_now();
+        assert!((now - m.timestamp_s).abs() < 60.0, "{}", m.timestamp_s);
+        let v: serde_json::Value = serde_json::to_value(&m).unwrap();
+        assert!(v["timestamp_s"].as_f64().unwrap() > 1.7e9);
+    }
 }

@@ -12,25 +12,44 @@ use crate::bpf::intf::{cpu_stats, group_stats, tick_consts_NR_HIST_BUCKETS};
 
 pub const NR_BUCKETS: usize = tick_consts_NR_HIST_BUCKETS as usize;
 
-/// Upper bound of histogram bucket `b` in ns: bucket 0 is below 1 us,
-/// bucket k >= 1 holds [2^(k-1), 2^k) us.
+const SUB_BITS: u32 = crate::bpf::intf::tick_consts_HIST_SUB_BITS;
+const SUB: u64 = 1 << SUB_BITS;
+
+/// The range of histogram bucket `b` in ns, [lower, upper): log-linear,
+/// one bucket per us below 8 us, then 8 per power of two (bpf/intf.h).
+pub fn bucket_range_ns(b: usize) -> (u64, u64) {
+    let b = b as u64;
+    if b < SUB {
+        return (b * 1000, (b + 1) * 1000);
+    }
+    let shift = (b - SUB) / SUB;
+    let sub = (b - SUB) % SUB;
+    (
+        ((SUB + sub) << shift) * 1000,
+        ((SUB + sub + 1) << shift) * 1000,
+    )
+}
+
+/// Upper bound of histogram bucket `b` in ns (the OpenMetrics `le`).
 pub fn bucket_upper_ns(b: usize) -> u64 {
-    1000u64 << b.min(40)
+    bucket_range_ns(b).1
 }
 
 /// The histogram bucket of `ns`: `hist_bucket()` in bpf/main.bpf.c.
 pub fn bucket_of(ns: u64) -> usize {
     let us = ns / 1000;
-    let b = if us == 0 {
-        0
-    } else {
-        (u64::BITS - us.leading_zeros()) as usize // floor(log2(us)) + 1
-    };
-    b.min(NR_BUCKETS - 1)
+    if us < SUB {
+        return us as usize;
+    }
+    let e = u64::BITS - 1 - us.leading_zeros(); // floor(log2(us)) >= SUB_BITS
+    let b = SUB + (e - SUB_BITS) as u64 * SUB + ((us >> (e - SUB_BITS)) & (SUB - 1));
+    (b as usize).min(NR_BUCKETS - 1)
 }
 
-/// The `p`-th percentile of a log2 histogram, as the upper bound of the
-/// bucket it falls in (so "p99 <= 2 ms"); 0 if the histogram is empty.
+/// The `p`-th percentile (nearest rank) of a histogram, interpolated
+/// linearly inside its bucket (a bucket is at most 12.5 % wide, so the
+/// error is well below that); 0 if the histogram is empty. Callers clamp it
+/// to the true maximum.
 pub fn hist_percentile_ns(hist: &[u64], p: f64) -> u64 {
     let total: u64 = hist.iter().sum();
     if total == 0 {
@@ -39,10 +58,12 @@ pub fn hist_percentile_ns(hist: &[u64], p: f64) -> u64 {
     let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
     let mut seen = 0;
     for (b, &n) in hist.iter().enumerate() {
-        seen += n;
-        if seen >= rank {
-            return bucket_upper_ns(b);
+        if n > 0 && seen + n >= rank {
+            let (lo, hi) = bucket_range_ns(b);
+            let frac = (rank - seen) as f64 - 0.5;
+            return lo + ((hi - lo) as f64 * frac / n as f64) as u64;
         }
+        seen += n;
     }
     bucket_upper_ns(hist.len() - 1)
 }
@@ -176,21 +197,23 @@ pub struct GroupMetrics {
     pub interval_misses: u64,
     #[stat(desc = "deadline misses in % of the ticks of the last interval")]
     pub interval_miss_pct: f64,
-    #[stat(desc = "median start lateness of the last interval, us (log2 bucket bound)")]
+    #[stat(desc = "median start lateness of the last interval, us (interpolated in its bucket)")]
     pub lateness_p50_us: f64,
-    #[stat(desc = "99th percentile start lateness of the last interval, us (log2 bucket bound)")]
+    #[stat(
+        desc = "99th percentile start lateness of the last interval, us (interpolated in its bucket)"
+    )]
     pub lateness_p99_us: f64,
     #[stat(desc = "largest start lateness so far, us")]
     pub lateness_max_us: f64,
     #[stat(desc = "largest deadline overshoot so far, us")]
     pub overshoot_max_us: f64,
     #[stat(
-        desc = "start lateness histogram (log2 us buckets), cumulative",
+        desc = "start lateness histogram (log-linear us buckets, 8 per power of two), cumulative",
         _om_skip
     )]
     pub lateness_hist: Vec<u64>,
     #[stat(
-        desc = "deadline overshoot histogram (log2 us buckets), cumulative",
+        desc = "deadline overshoot histogram (log-linear us buckets, 8 per power of two), cumulative",
         _om_skip
     )]
     pub overshoot_hist: Vec<u64>,
@@ -257,6 +280,8 @@ pub fn fmt_us(v: f64) -> String {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
 #[stat(top, desc = "scx_tick statistics")]
 pub struct Metrics {
+    #[stat(desc = "wall-clock time of this sample, seconds since the Unix epoch (UTC)")]
+    pub timestamp_s: f64,
     #[stat(desc = "seconds since scx_tick attached")]
     pub uptime_s: f64,
     #[stat(desc = "length of the last interval, s")]
@@ -353,6 +378,18 @@ impl Metrics {
                 &mut std::iter::once((String::new(), v)),
             );
         }
+        counter(
+            &mut o,
+            "steals_refused",
+            "Steal candidates whose start lateness was below the steal threshold.",
+            &mut std::iter::once((String::new(), self.steals_refused)),
+        );
+        counter(
+            &mut o,
+            "lends",
+            "Times a tick CPU ran other work while its runners slept.",
+            &mut std::iter::once((String::new(), self.lends)),
+        );
         for (name, help, pick) in [
             (
                 "start_lateness_seconds",
@@ -380,7 +417,9 @@ impl Metrics {
                 let mut cum = 0;
                 for (b, c) in hist.iter().enumerate() {
                     cum += c;
-                    if b + 1 < hist.len() {
+                    // the same buckets, exported at each power of two (a
+                    // scrape of 256 buckets per group would be noise)
+                    if b + 1 < hist.len() && (b + 1) % SUB as usize == 0 {
                         let le = bucket_upper_ns(b) as f64 / 1e9;
                         writeln!(
                             o,
@@ -529,12 +568,59 @@ mod tests {
         assert_eq!(bucket_of(0), 0);
         assert_eq!(bucket_of(999), 0);
         assert_eq!(bucket_of(1_000), 1);
-        assert_eq!(bucket_of(1_999), 1);
-        assert_eq!(bucket_of(2_000), 2);
-        assert_eq!(bucket_of(1_000_000), 10); // 1 ms: [512, 1024) us
+        assert_eq!(bucket_of(7_999), 7);
+        assert_eq!(bucket_of(8_000), 8);
+        assert_eq!(bucket_of(8_999), 8);
+        assert_eq!(bucket_of(9_000), 9);
+        assert_eq!(bucket_of(16_000), 16); // the next power of two: [16, 18) us
+        assert_eq!(bucket_range_ns(16), (16_000, 18_000));
         assert_eq!(bucket_of(u64::MAX), NR_BUCKETS - 1);
-        for ns in [0, 1, 999, 1_000, 4_095_000, 50_000_000] {
-            assert!(ns < bucket_upper_ns(bucket_of(ns)), "{ns}");
+        // every bucket is contiguous with the next, at most 12.5 % wide
+        for b in 0..NR_BUCKETS - 1 {
+            let (lo, hi) = bucket_range_ns(b);
+            assert_eq!(hi, bucket_range_ns(b + 1).0, "{b}");
+            assert_eq!(bucket_of(lo), b);
+            assert_eq!(bucket_of(hi - 1), b);
+            assert!(lo < 8_000 || (hi - lo) * 8 <= lo, "{b}: {lo}..{hi}");
+        }
+    }
+
+    /// The percentile a user reads is within the bucket width of the exact
+    /// one: checked on generated samples (log-uniform 1 us .. 2 s, and a
+    /// narrow cluster like a steady server) against exact nearest ranks.
+    #[test]
+    fn histogram_percentiles_are_within_the_error_bound() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let sets: Vec<Vec<u64>> = vec![
+            (0..20_000)
+                .map(|_| (1_000.0 * 2f64.powf(rand() * 21.0)) as u64)
+                .collect(),
+            (0..5_000)
+                .map(|_| 19_000_000 + (rand() * 3_000_000.0) as u64)
+                .collect(),
+        ];
+        for mut samples in sets {
+            let mut h = vec![0u64; NR_BUCKETS];
+            for &v in &samples {
+                h[bucket_of(v)] += 1;
+            }
+            samples.sort_unstable();
+            for p in [1.0, 10.0, 50.0, 90.0, 99.0, 99.9] {
+                let exact = percentile(&samples, p) as f64;
+                let est = hist_percentile_ns(&h, p) as f64;
+                let err = (est - exact).abs() / exact;
+                assert!(
+                    err <= 0.125,
+                    "p{p}: exact {exact} est {est} ({:.1} %)",
+                    err * 100.0
+                );
+            }
         }
     }
 
@@ -551,21 +637,21 @@ mod tests {
         );
         assert_eq!(g.lateness_hist.iter().sum::<u64>(), 2);
         assert_eq!(g.overshoot_hist[bucket_of(5_000_000)], 1);
-        assert_eq!(hist_percentile_ns(&g.lateness_hist, 99.0), 4_096_000);
+        // 3 ms falls in [2816, 3072) us; a single value reads as mid-bucket
+        assert_eq!(hist_percentile_ns(&g.lateness_hist, 99.0), 2_944_000);
     }
 
     #[test]
-    fn histogram_percentiles_are_bucket_bounds() {
+    fn histogram_percentiles_interpolate_inside_their_bucket() {
         let mut h = vec![0u64; NR_BUCKETS];
         assert_eq!(hist_percentile_ns(&h, 50.0), 0);
         h[0] = 50; // < 1 us
-        h[3] = 49; // [4, 8) us
-        h[11] = 1; // [1024, 2048) us
-        assert_eq!(hist_percentile_ns(&h, 50.0), 1_000);
-        assert_eq!(hist_percentile_ns(&h, 51.0), 8_000);
-        assert_eq!(hist_percentile_ns(&h, 99.0), 8_000);
-        assert_eq!(hist_percentile_ns(&h, 100.0), 2_048_000);
-        assert_eq!(bucket_upper_ns(1), 2_000);
+        h[5] = 49; // [5, 6) us
+        h[bucket_of(1_500_000)] = 1;
+        assert_eq!(hist_percentile_ns(&h, 50.0), 990); // the 50th of 50 in [0, 1) us
+        assert_eq!(hist_percentile_ns(&h, 51.0), 5_010);
+        let p100 = hist_percentile_ns(&h, 100.0);
+        assert!((1_408_000..1_536_000).contains(&p100), "{p100}");
     }
 
     #[test]
@@ -605,15 +691,20 @@ mod tests {
             ..Default::default()
         };
         total.lateness_hist[0] = 90;
-        total.lateness_hist[4] = 10;
+        total.lateness_hist[12] = 10; // [12, 14) us
         m.groups
             .insert("world".into(), GroupMetrics::new(&total, &total, 1.0));
         let text = m.openmetrics();
         assert!(text.ends_with("# EOF\n"));
         assert!(text.contains("scx_tick_ticks_total{group=\"world\"} 100"));
         assert!(text.contains("scx_tick_deadline_misses_total{group=\"world\"} 3"));
+        assert!(text.contains("scx_tick_steals_refused_total 0"));
+        assert!(text.contains("scx_tick_lends_total 0"));
         assert!(text.contains(
-            "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"0.000001\"} 90"
+            "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"0.000008\"} 90"
+        ));
+        assert!(text.contains(
+            "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"0.000016\"} 100"
         ));
         assert!(
             text.contains(

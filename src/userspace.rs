@@ -26,7 +26,14 @@ pub fn check_args(args: &RunArgs) -> Result<()> {
             "{flag}: not available with --userspace; allowed there: --stats N, --stats-json FILE and the scheduling flags"
         );
     }
-    if Config::from_args(args)?.pin == Pin::Hard {
+    let config = Config::from_args(args)?;
+    if config.groups.iter().any(|g| g.select.is_some()) {
+        bail!(
+            "--tick-threads (groups of threads selected by name): not available with --userspace; \
+             allowed there: groups given by cgroup (--tick-cgroup, cgroup = PATH)"
+        );
+    }
+    if config.pin == Pin::Hard {
         bail!(
             "pin = hard (--pin): not available with --userspace, which sends each runner to the CPU its poll picks; allowed: soft"
         );

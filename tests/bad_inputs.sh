@@ -42,6 +42,10 @@ toml group_deadline_range '[[group]]\ncgroup = "t"\ndeadline_ms = 60\n'
 toml group_cpus_type '[[group]]\ncgroup = "t"\ncpus = 1.5\n'
 toml group_unknown '[[group]]\ncgroup = "t"\nspeed = 1\n'
 toml group_missing '[[group]]\ncgroup = "no/such/group"\n'
+toml missing_value 'missing_cgroup = "later"\n'
+toml seed_affinity_type 'enableAffinitySchedulerCpuAffinity = "yes"\n'
+toml threads_noname '[[group]]\nprocess = "java"\n'
+toml threads_long_name '[[group]]\nname = "w"\nprocess = "java"\nthread_name = "^Region Scheduler Thread"\n'
 mkdir -p "$WORK/dir.toml"
 toml unreadable 'steal_threshold_ms = 2\n'
 chmod 000 "$WORK/unreadable.toml"
@@ -72,17 +76,27 @@ BAD_INPUTS=(
   "--config $WORK/cpus_huge.toml|CPU 99999999999 is out of range"
   "--config $WORK/cpus_negative.toml|CPU id -1 is negative"
   "--config $WORK/group_table.toml|group = 3"
-  "--config $WORK/group_nocgroup.toml|missing field \`cgroup\`"
+  "--config $WORK/group_nocgroup.toml|no runners given"
   "--config $WORK/group_cgroup_type.toml|cgroup = 5"
   "--config $WORK/group_period_type.toml|period_ms = \"50\""
   "--config $WORK/group_period_range.toml|period_ms = 0: out of range"
   "--config $WORK/group_deadline_range.toml|deadline_ms = 60: allowed"
   "--config $WORK/group_cpus_type.toml|cpus = 1.5"
   "--config $WORK/group_unknown.toml|unknown field \`speed\`"
-  "--config $WORK/group_missing.toml|$NO_CGROUP"
+  "--missing-cgroup refuse --config $WORK/group_missing.toml|$NO_CGROUP"
+  "--config $WORK/missing_value.toml|missing_cgroup = \"later\": allowed"
+  "--config $WORK/seed_affinity_type.toml|enableAffinitySchedulerCpuAffinity = \"yes\""
+  "--config $WORK/threads_noname.toml|needs a name"
+  "--config $WORK/threads_long_name.toml|first 15 bytes"
   "--config|a value is required for '--config <FILE>'"
   # --tick-cgroup
-  "--tick-cgroup no/such/group|$NO_CGROUP"
+  "--missing-cgroup refuse --tick-cgroup no/such/group|$NO_CGROUP"
+  "--missing-cgroup later|invalid value 'later' for '--missing-cgroup"
+  "--tick-threads w,thread=^Tick|needs a process or cmdline too"
+  "--tick-threads w,process=(|not a valid regular expression"
+  "--tick-threads w,speed=1|unknown option \"speed\""
+  "--tick-threads process=java|the group name must come first"
+  "--stats-json-append|the following required arguments were not provided"
   "--tick-cgroup /tmp|$OUTSIDE"
   "--tick-cgroup /sys/fs/cgroup/cgroup.procs|$NOT_DIR"
   "--tick-cgroup ,period=5|the cgroup path must come first"
@@ -118,6 +132,9 @@ BAD_INPUTS=(
   "--slice-ms 0|slice_ms (--slice-ms) = 0: out of range"
   "--slice-ms inf|slice_ms (--slice-ms) = inf: out of range"
   "--slice-ms 5s|invalid value '5s' for '--slice-ms <MS>'"
+  "--watchdog-ms 50|--watchdog-ms 50: allowed: 0 (the kernel's default, 30 s) or 100 to 30000"
+  "--watchdog-ms 40000|--watchdog-ms 40000: allowed"
+  "--watchdog-ms 5s|invalid value '5s' for '--watchdog-ms <MS>'"
   # switches and choices
   "--pin firm|invalid value 'firm' for '--pin <PIN>'"
   "--no-work-stealing=yes|unexpected value 'yes' for '--no-work-stealing'"
@@ -141,7 +158,8 @@ BAD_INPUTS=(
   "--userspace --metrics-addr 127.0.0.1:9470|--metrics-addr: not available with --userspace"
   "--userspace --monitor 1|--monitor: not available with --userspace"
   "--userspace --steal-threshold-ms -1|steal_threshold_ms (--steal-threshold-ms) = -1: out of range"
-  "--userspace --tick-cgroup no/such/group|$NO_CGROUP"
+  "--userspace --missing-cgroup refuse --tick-cgroup no/such/group|$NO_CGROUP"
+  "--userspace --tick-threads w,process=java|--tick-threads (groups of threads selected by name): not available with --userspace"
   "--userspace=1|unexpected value '1' for '--userspace'"
   "--exit-dump-len -1|invalid value '-1' for '--exit-dump-len"
   "--exit-dump-len 1e3|invalid value '1e3' for '--exit-dump-len"

@@ -34,9 +34,17 @@ wait_state() {
 MODE_ARGS=()
 [[ "${SCX_TICK_MODE:-}" == userspace ]] && MODE_ARGS=(--userspace)
 
+# Every BPF-mode scenario runs under a short sched_ext watchdog, so a task
+# stalled anywhere for 5 s ejects the scheduler and fails the scenario (the
+# kernel's 30 s default is longer than any scenario).
+WATCHDOG_ARGS=()
+[[ "${SCX_TICK_MODE:-}" == userspace ]] || WATCHDOG_ARGS=(--watchdog-ms "${SCX_TICK_WATCHDOG_MS:-5000}")
+
 # Start scx_tick in the background with the given flags; wait until enabled.
 start_scx() {
-  "$SCX" "${MODE_ARGS[@]}" "$@" >"$WORK/scx.out" 2>"$WORK/scx.err" &
+  local wd=("${WATCHDOG_ARGS[@]}")
+  [[ " $* " == *" --watchdog-ms "* ]] && wd=()
+  "$SCX" "${MODE_ARGS[@]}" "${wd[@]}" "$@" >"$WORK/scx.out" 2>"$WORK/scx.err" &
   SCX_PID=$!
   local i
   for ((i = 0; i < 1200; i++)); do

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Threads become tick runners when moved into the group at run time and stop
 # being runners when moved out; a group removed while running causes no error.
-# A missing cgroup at start is refused with a clear message.
+# A missing cgroup at start is refused with a clear message when asked to
+# (--missing-cgroup refuse).
 source "$(dirname "$0")/../lib.sh"
 set +e
-"$SCX" --tick-cgroup no/such/group >"$WORK/out" 2>"$WORK/err"; rc=$?
+"$SCX" --missing-cgroup refuse --tick-cgroup no/such/group >"$WORK/out" 2>"$WORK/err"; rc=$?
 set -e
 ((rc != 0)) || fail "a missing tick cgroup was accepted"
 grep -q "does not exist" "$WORK/err" || fail "unclear message: $(cat "$WORK/err")"

@@ -12,9 +12,10 @@ cc -O2 -Wall -I"$ROOT/client/include" "$ROOT/examples/hint_runner.c" \
   || fail "the C client example does not build"
 chmod 755 "$WORK"
 
-# one tick CPU, no stealing: the two runners share CPU 1 and only the order differs
-start_scx --tick-cpus 1 --no-work-stealing --tick-cgroup hint,period=50
-in_group() { sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"; }
+# one tick CPU, and the runners may use only it: they share CPU 1 and only
+# the EDF order differs (no other CPU can take the one that waits)
+start_scx --tick-cpus 1 --tick-cgroup hint,period=50
+in_group() { sh -c 'echo $$ >"$0/cgroup.procs" && exec taskset -c 1 "$@"' "$CG" "$@"; }
 # long: wakes on the 50 ms grid, 15 ms of work, due 45 ms later;
 # tight: wakes 2 ms later, 3 ms of work, due 12 ms after its wake
 pair() { # out-suffix, extra flags...

@@ -14,7 +14,11 @@ BOMB=$(make_cgroup bomb)
 echo 64 >"$BOMB/pids.max"
 note "RT throttling: sched_rt_runtime_us=$(cat /proc/sys/kernel/sched_rt_runtime_us) of sched_rt_period_us=$(cat /proc/sys/kernel/sched_rt_period_us)"
 
-start_scx --tick-cpus 1,2 --tick-cgroup tick
+# The kernel's 30 s watchdog, not the suite's 5 s: a SCHED_FIFO hog with RT
+# throttling off starves every sched_ext task on its CPU, the watchdog's own
+# check-in included, whatever the scheduler; the test is that it does not
+# stall anything for longer than that
+start_scx --tick-cpus 1,2 --tick-cgroup tick --watchdog-ms 30000
 "$TICKLOAD" -n 2 --work-ms 5 --duration-s "$SECS" --cgroup "$CG" --json >"$WORK/load" &
 load=$!
 # a SCHED_FIFO busy loop on tick CPU 1 (bounded)

@@ -26,7 +26,8 @@ fn run(args: &cli::RunArgs) -> Result<()> {
     loader::check_outputs(args)?;
     loader::preflight()?;
     info!(
-        "userspace policy mode (scx_rustland_core {})",
+        "scx_tick {}, userspace policy mode (scx_rustland_core {})",
+        scx_tick::VERSION,
         scx_rustland_core::VERSION
     );
     for line in plan.describe() {
@@ -34,6 +35,8 @@ fn run(args: &cli::RunArgs) -> Result<()> {
     }
     let names = plan.groups.iter().map(loader::group_name).collect();
     let mut reporter = Reporter::new(names, args.verbose > 0);
+    // `--stats-json -`: stdout carries only JSON
+    reporter.human_to_stderr(args.stats_json.as_deref() == Some(std::path::Path::new("-")));
     let mut open_object = MaybeUninit::uninit();
     let mut s = sched::Sched::init(&plan, args, &mut open_object)?;
     let uei = s.run(&mut reporter)?;
@@ -44,10 +47,12 @@ fn run(args: &cli::RunArgs) -> Result<()> {
         log::warn!("{dropped} bytes of statistics were dropped while their reader was behind");
     }
     // the BPF mode's exit lines, plus what only rustland counts
-    reporter.summary(&groups);
-    println!(
-        "scx_tick totals: {} bounced={bounced} congested={congested}",
-        counters.summary()
+    reporter.summary(
+        &groups,
+        &format!(
+            "{} bounced={bounced} congested={congested}",
+            counters.summary()
+        ),
     );
     if uei.should_restart() {
         // scx_rustland_core forbids new memory mappings (seccomp) once it

@@ -140,20 +140,32 @@ impl<'a> Sched<'a> {
             .map(|c| c.id)
             .filter(|c| !plan.tick_cpus.contains(c))
             .collect();
-        let groups: Vec<&std::path::Path> =
-            plan.groups.iter().map(|g| g.cgroup.as_path()).collect();
+        // scx_tick::userspace::check_args refused groups of threads selected by name
+        let groups: Vec<&std::path::Path> = plan
+            .groups
+            .iter()
+            .filter_map(|g| match &g.runners {
+                scx_tick::config::Runners::Cgroup(p) => Some(p.as_path()),
+                scx_tick::config::Runners::Threads(_) => None,
+            })
+            .collect();
         let classifier = Classifier::new(&args.cgroup_root, &groups);
         let policy = dispatch::Policy {
             work_stealing: plan.work_stealing,
             steal_threshold_ns: plan.steal_threshold_ns,
         };
         // files are opened before rustland forbids new mappings
-        let out = NonBlocking::reopen(1);
+        let stdout = NonBlocking::reopen(1);
+        // `--stats-json -`: stdout carries only JSON, the live view goes to stderr
+        let json_to_stdout = args.stats_json.as_deref() == Some(std::path::Path::new("-"));
+        let out = if json_to_stdout {
+            NonBlocking::reopen(2)
+        } else {
+            stdout.clone()
+        };
         let json = match args.stats_json.as_deref() {
-            Some(p) if p == std::path::Path::new("-") => {
-                Some(JsonSink::from_writer(Box::new(out.clone())))
-            }
-            Some(p) => Some(JsonSink::open(p)?),
+            Some(_) if json_to_stdout => Some(JsonSink::from_writer(Box::new(stdout))),
+            Some(p) => Some(JsonSink::open(p, args.stats_json_append)?),
             None => None,
         };
         let nr_online = online.cpus.len() as u64;

@@ -1,0 +1,683 @@
+//! Which cgroups hold each tick group's runners, kept in step with the BPF
+//! `tick_groups` map while scx_tick runs (one scan every 200 ms):
+//!
+//! - a group given by cgroup: the cgroup may appear after scx_tick started
+//!   (at boot, before the server's service made it) or be removed and made
+//!   again (a restarted service gets a new cgroup id): its id is looked up
+//!   on every scan, and the cgroup is created first with
+//!   `missing_cgroup = "create"`;
+//! - a group of threads selected by name: each matching process gets a
+//!   threaded child cgroup `scx_tick-NAME` inside its own cgroup, so the
+//!   limits of that cgroup (memory, pids: a systemd service's, a
+//!   container's) keep applying to every thread. Matching threads move
+//!   there; restarted processes and new threads are found by the next scan;
+//!   on exit every thread moves back and the child is removed.
+//!
+//! A cgroup id is in the BPF map before any thread is moved into it, and
+//! `groups_gen` is bumped on every change, so no runner is ever classified
+//! against a stale table.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use libbpf_rs::{MapCore, MapFlags};
+use log::{debug, info, warn};
+
+use crate::bpf::{BpfSkel, intf};
+use crate::cgroup;
+use crate::config::{MissingCgroup, Plan, Runners, ThreadSelect};
+
+/// The same pace as the pinning scan: new threads are runners within 200 ms.
+const SCAN_EVERY: Duration = Duration::from_millis(200);
+
+/// Name prefix of the threaded child cgroups scx_tick makes in a process's cgroup.
+pub const CHILD_PREFIX: &str = "scx_tick-";
+
+/// The BPF table holds at most this many cgroups (all groups together).
+const TABLE_SIZE: usize = intf::tick_consts_MAX_GROUPS as usize;
+
+/// The BPF side's view of the groups: the `tick_groups` map and the
+/// `groups_gen` counter that makes every task be classified again.
+pub struct Table<'a> {
+    pub map: &'a dyn MapCore,
+    pub groups_gen: Option<&'a mut u32>,
+}
+
+impl Table<'_> {
+    fn changed(&mut self) {
+        if let Some(g) = self.groups_gen.as_deref_mut() {
+            *g = g.wrapping_add(1);
+        }
+    }
+}
+
+/// A process whose threads are (partly) in our child cgroup.
+struct Proc {
+    start: u64,
+    comm: String,
+    domain: PathBuf,
+    child: PathBuf,
+}
+
+enum Source {
+    Cgroup {
+        path: PathBuf,
+        create: bool,
+        waiting_said: bool,
+    },
+    Threads {
+        select: ThreadSelect,
+        child_name: String,
+        procs: BTreeMap<u32, Proc>,
+        /// (pid, start) whose threads could not be split off: said once.
+        refused: BTreeSet<(u32, u64)>,
+    },
+}
+
+struct Entry {
+    name: String,
+    value: intf::tick_group,
+    source: Source,
+}
+
+pub struct Membership {
+    root: PathBuf,
+    groups: Vec<Entry>,
+    /// cgroup id -> (group index, cgroup dir): what the BPF map holds.
+    registered: BTreeMap<u64, (usize, PathBuf)>,
+    /// scx_tick itself and its ancestors (sudo, a shell): their command
+    /// lines may contain the very patterns we look for.
+    ours: BTreeSet<u32>,
+    last_scan: Option<Instant>,
+    full_said: bool,
+}
+
+/// The domain cgroup a process belongs to: its cgroup, or the parent of our
+/// child when its main thread is a runner itself (or a killed scx_tick left
+/// it there).
+pub fn domain_of(root: &Path, rel: &str) -> PathBuf {
+    let p = root.join(rel.trim_start_matches('/'));
+    match p.file_name().and_then(|n| n.to_str()) {
+        Some(n) if n.starts_with(CHILD_PREFIX) => p.parent().unwrap_or(root).to_path_buf(),
+        _ => p,
+    }
+}
+
+/// Field 22 of /proc/PID/stat (start time in clock ticks): tells a
+/// restarted process from an old one with a recycled pid.
+pub fn parse_start_time(stat: &str) -> Option<u64> {
+    // the name (field 2) may contain spaces and parentheses: skip past the last ')'
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn start_time(pid: u32) -> Option<u64> {
+    parse_start_time(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+fn read_comm(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim_end_matches('\n').to_string())
+}
+
+/// The command line with NULs as spaces; empty for kernel threads.
+fn read_cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            String::from_utf8_lossy(&b)
+                .trim_end_matches('\0')
+                .replace('\0', " ")
+        })
+        .unwrap_or_default()
+}
+
+fn list_ids(dir: &str) -> Vec<u32> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn threads_in(dir: &Path) -> BTreeSet<u32> {
+    std::fs::read_to_string(dir.join("cgroup.threads"))
+        .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// Move thread `tid` into `dir`; a thread that exited meanwhile is no error.
+fn move_thread(dir: &Path, tid: u32) -> std::io::Result<()> {
+    match std::fs::write(dir.join("cgroup.threads"), tid.to_string()) {
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(()),
+        r => r,
+    }
+}
+
+/// Make `child` a threaded cgroup below `domain` (or find it made).
+fn make_threaded_child(domain: &Path, child: &Path) -> Result<()> {
+    match std::fs::create_dir(child) {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(anyhow!("creating {}: {e}", child.display())),
+    }
+    let ty = std::fs::read_to_string(child.join("cgroup.type")).unwrap_or_default();
+    if ty.trim() == "threaded" {
+        return Ok(());
+    }
+    if let Err(e) = std::fs::write(child.join("cgroup.type"), "threaded") {
+        let _ = std::fs::remove_dir(child);
+        let controllers =
+            std::fs::read_to_string(domain.join("cgroup.subtree_control")).unwrap_or_default();
+        return Err(anyhow!(
+            "cgroup v2 refuses to make {} threaded ({e}): this works only when {} enables no \
+             domain controllers for its children (its cgroup.subtree_control: {:?}) and has no \
+             child cgroups with processes; give the group a cgroup of its own instead \
+             (cgroup = PATH, e.g. made by `scx_tick tag`)",
+            child.display(),
+            domain.display(),
+            controllers.trim()
+        ));
+    }
+    Ok(())
+}
+
+impl Membership {
+    pub fn new(plan: &Plan, root: &Path) -> Membership {
+        let groups = plan
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| Entry {
+                name: g.name.clone(),
+                value: intf::tick_group {
+                    idx: i as u32,
+                    pad: 0,
+                    period_ns: g.period_ns,
+                    deadline_ns: g.deadline_ns,
+                },
+                source: match &g.runners {
+                    Runners::Cgroup(path) => Source::Cgroup {
+                        path: path.clone(),
+                        create: plan.missing_cgroup == MissingCgroup::Create,
+                        waiting_said: false,
+                    },
+                    Runners::Threads(select) => Source::Threads {
+                        select: select.clone(),
+                        child_name: format!("{CHILD_PREFIX}{}", g.name.replace('/', "_")),
+                        procs: BTreeMap::new(),
+                        refused: BTreeSet::new(),
+                    },
+                },
+            })
+            .collect();
+        let mut ours = BTreeSet::new();
+        let mut pid = std::process::id();
+        // walk up to init: our own command line and our callers' may match
+        while pid > 1 && ours.insert(pid) {
+            let Some(ppid) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let rest = s[s.rfind(')')? + 1..].to_string();
+                    rest.split_whitespace().nth(1)?.parse().ok()
+                })
+            else {
+                break;
+            };
+            pid = ppid;
+        }
+        Membership {
+            root: root.to_path_buf(),
+            groups,
+            registered: BTreeMap::new(),
+            ours,
+            last_scan: None,
+            full_said: false,
+        }
+    }
+
+    /// A freshly loaded scheduler learns every cgroup known so far (before
+    /// it attaches: no runner is ever seen unclassified).
+    pub fn attach(&self, skel: &BpfSkel) -> Result<()> {
+        for (&id, &(i, _)) in &self.registered {
+            Self::write_entry(&skel.maps.tick_groups, id, &self.groups[i].value)?;
+        }
+        Ok(())
+    }
+
+    fn write_entry(map: &dyn MapCore, id: u64, value: &intf::tick_group) -> Result<()> {
+        // SAFETY: tick_group is a plain C struct without padding holes.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(
+                value as *const _ as *const u8,
+                std::mem::size_of::<intf::tick_group>(),
+            )
+        };
+        map.update(&id.to_ne_bytes(), bytes, MapFlags::ANY)
+            .context("registering a tick group cgroup")
+    }
+
+    /// Put cgroup `id` of group `i` into the BPF table; false when it is full.
+    fn register(&mut self, t: &mut Table, id: u64, i: usize, dir: &Path) -> bool {
+        if self.registered.get(&id).is_some_and(|(g, _)| *g == i) {
+            return true;
+        }
+        if !self.registered.contains_key(&id) && self.registered.len() >= TABLE_SIZE {
+            if !self.full_said {
+                warn!(
+                    "tick group {}: {} not scheduled as tick runners: the BPF table holds at most \
+                     {TABLE_SIZE} tick group cgroups at once (all groups and matched processes together)",
+                    self.groups[i].name,
+                    dir.display()
+                );
+                self.full_said = true;
+            }
+            return false;
+        }
+        if let Err(e) = Self::write_entry(t.map, id, &self.groups[i].value) {
+            warn!("{e:#}");
+            return false;
+        }
+        t.changed();
+        self.registered.insert(id, (i, dir.to_path_buf()));
+        debug!(
+            "tick group {}: cgroup {} (id {id}) registered",
+            self.groups[i].name,
+            dir.display()
+        );
+        true
+    }
+
+    /// The cgroups holding group `i`'s runners now (for the pinning scan).
+    pub fn cgroups(&self) -> Vec<Vec<PathBuf>> {
+        let mut out = vec![Vec::new(); self.groups.len()];
+        for (i, dir) in self.registered.values() {
+            out[*i].push(dir.clone());
+        }
+        out
+    }
+
+    /// One scan: look up the groups' cgroups, find the selected threads,
+    /// move them, and bring the BPF table in step.
+    pub fn refresh(&mut self, t: &mut Table) {
+        if self.last_scan.is_some_and(|t| t.elapsed() < SCAN_EVERY) {
+            return;
+        }
+        self.scan(t);
+    }
+
+    /// A scan now, whenever the last one was (before the first attach:
+    /// runners are known from the scheduler's first moment, as they were
+    /// when every group was registered at load).
+    pub fn scan(&mut self, t: &mut Table) {
+        self.last_scan = Some(Instant::now());
+        let mut want: BTreeSet<u64> = BTreeSet::new();
+        let pids = if self
+            .groups
+            .iter()
+            .any(|g| matches!(g.source, Source::Threads { .. }))
+        {
+            list_ids("/proc")
+        } else {
+            Vec::new()
+        };
+        for i in 0..self.groups.len() {
+            match &self.groups[i].source {
+                Source::Cgroup { .. } => {
+                    if let Some((id, dir)) = self.find_cgroup(i)
+                        && self.register(t, id, i, &dir)
+                    {
+                        want.insert(id);
+                    }
+                }
+                Source::Threads { .. } => self.scan_threads(t, i, &pids, &mut want),
+            }
+        }
+        // cgroups gone (removed, their processes gone): out of the table
+        let stale: Vec<u64> = self
+            .registered
+            .keys()
+            .filter(|id| !want.contains(id))
+            .copied()
+            .collect();
+        for id in &stale {
+            let (i, dir) = self.registered.remove(id).unwrap();
+            // ENOENT: already gone with its scheduler
+            let _ = t.map.delete(&id.to_ne_bytes());
+            if matches!(self.groups[i].source, Source::Threads { .. }) {
+                // our child of an exited process: empty, or removed with its parent
+                let _ = std::fs::remove_dir(&dir);
+            }
+            debug!(
+                "tick group {}: cgroup {} (id {id}) unregistered",
+                self.groups[i].name,
+                dir.display()
+            );
+        }
+        if !stale.is_empty() {
+            t.changed();
+        }
+    }
+
+    /// A cgroup group's cgroup, created or waited for; logs each change.
+    fn find_cgroup(&mut self, i: usize) -> Option<(u64, PathBuf)> {
+        let name = self.groups[i].name.clone();
+        let Source::Cgroup {
+            path,
+            create,
+            waiting_said,
+        } = &mut self.groups[i].source
+        else {
+            return None;
+        };
+        if let Some(id) = cgroup::id_of(path) {
+            if *waiting_said {
+                info!(
+                    "tick group {name}: cgroup {} exists now; its threads are tick runners",
+                    path.display()
+                );
+                *waiting_said = false;
+            }
+            return Some((id, path.clone()));
+        }
+        if *create {
+            match std::fs::create_dir_all(&*path) {
+                Ok(()) => {
+                    info!(
+                        "tick group {name}: created cgroup {} (missing_cgroup = \"create\")",
+                        path.display()
+                    );
+                    return cgroup::id_of(path).map(|id| (id, path.clone()));
+                }
+                Err(e) if !*waiting_said => warn!(
+                    "tick group {name}: cannot create cgroup {}: {e}; waiting for it",
+                    path.display()
+                ),
+                Err(_) => {}
+            }
+        } else if !*waiting_said {
+            info!(
+                "tick group {name}: cgroup {} does not exist (yet); waiting for it, its threads \
+                 become tick runners once it does",
+                path.display()
+            );
+        }
+        *waiting_said = true;
+        None
+    }
+
+    /// Group `i` of threads selected by name: every matching process's
+    /// threads into its child cgroup.
+    fn scan_threads(&mut self, t: &mut Table, i: usize, pids: &[u32], want: &mut BTreeSet<u64>) {
+        let Source::Threads { select, procs, .. } = &self.groups[i].source else {
+            return;
+        };
+        let select = select.clone();
+        let mut matched: BTreeMap<u32, (u64, String)> = BTreeMap::new();
+        for &pid in pids {
+            if self.ours.contains(&pid) {
+                continue;
+            }
+            let Some(comm) = read_comm(&format!("/proc/{pid}/comm")) else {
+                continue;
+            };
+            if select.process.as_ref().is_some_and(|r| !r.is_match(&comm)) {
+                continue;
+            }
+            // the tracked ones are re-read too: a process may exec into another
+            let cmdline = read_cmdline(pid);
+            if cmdline.is_empty() || !select.process_matches(&comm, &cmdline) {
+                continue; // kernel threads have no command line
+            }
+            if let Some(start) = start_time(pid) {
+                matched.insert(pid, (start, comm));
+            }
+        }
+        // processes that exited, were replaced (same pid, new start) or no
+        // longer match: their threads go back, their child may go
+        let gone: Vec<u32> = procs
+            .iter()
+            .filter(|(pid, p)| matched.get(pid).is_none_or(|(s, _)| *s != p.start))
+            .map(|(pid, _)| *pid)
+            .collect();
+        for pid in gone {
+            self.release(i, pid);
+        }
+        for (pid, (start, comm)) in matched {
+            self.take_threads(t, i, pid, start, comm, want);
+        }
+    }
+
+    /// A process left the group: its live threads back into its cgroup.
+    fn release(&mut self, i: usize, pid: u32) {
+        let name = self.groups[i].name.clone();
+        let Source::Threads { procs, .. } = &mut self.groups[i].source else {
+            return;
+        };
+        let Some(p) = procs.remove(&pid) else {
+            return;
+        };
+        let mut moved = 0;
+        for tid in threads_in(&p.child) {
+            if cgroup_tgid(tid) == Some(pid) && move_thread(&p.domain, tid).is_ok() {
+                moved += 1;
+            }
+        }
+        if moved > 0 {
+            info!(
+                "tick group {name}: process {pid} ({}) no longer matches; {moved} thread(s) back in {}",
+                p.comm,
+                p.domain.display()
+            );
+        } else {
+            info!("tick group {name}: process {pid} ({}) exited", p.comm);
+        }
+    }
+
+    fn take_threads(
+        &mut self,
+        t: &mut Table,
+        i: usize,
+        pid: u32,
+        start: u64,
+        comm: String,
+        want: &mut BTreeSet<u64>,
+    ) {
+        let name = self.groups[i].name.clone();
+        let Source::Threads {
+            select,
+            child_name,
+            procs,
+            refused,
+        } = &mut self.groups[i].source
+        else {
+            return;
+        };
+        if refused.contains(&(pid, start)) {
+            return;
+        }
+        let Some(rel) = cgroup::cgroup_of(pid) else {
+            return; // exited
+        };
+        let domain = domain_of(&self.root, &rel);
+        let child = domain.join(&*child_name);
+        let select = select.clone();
+        let known = procs.get(&pid).is_some_and(|p| p.domain == domain);
+        if !known {
+            if let Some(old) = procs.remove(&pid) {
+                info!(
+                    "tick group {name}: process {pid} moved from {} to {}",
+                    old.domain.display(),
+                    domain.display()
+                );
+            }
+            if let Err(e) = make_threaded_child(&domain, &child) {
+                warn!("tick group {name}: process {pid} ({comm}): {e:#}");
+                refused.insert((pid, start));
+                return;
+            }
+        }
+        let Some(id) = cgroup::id_of(&child) else {
+            return; // removed under us (the service stopped): next scan
+        };
+        // in the table before any thread moves in
+        if !self.register(t, id, i, &child) {
+            return;
+        }
+        want.insert(id);
+        let in_child = threads_in(&child);
+        let (mut moved_in, mut moved_out) = (0, 0);
+        for tid in list_ids(&format!("/proc/{pid}/task")) {
+            let Some(tname) = read_comm(&format!("/proc/{pid}/task/{tid}/comm")) else {
+                continue;
+            };
+            let runner = select.thread_matches(&tname);
+            let target = match (runner, in_child.contains(&tid)) {
+                (true, false) => &child,
+                (false, true) => &domain,
+                _ => continue,
+            };
+            match move_thread(target, tid) {
+                Ok(()) if runner => {
+                    moved_in += 1;
+                    debug!(
+                        "tick group {name}: thread {tid} ({tname}) of process {pid} is a tick runner"
+                    );
+                }
+                Ok(()) => moved_out += 1,
+                Err(e) => warn!(
+                    "tick group {name}: moving thread {tid} ({tname}) of process {pid} into {}: {e}",
+                    target.display()
+                ),
+            }
+        }
+        let Source::Threads { procs, .. } = &mut self.groups[i].source else {
+            return;
+        };
+        if !known {
+            info!(
+                "tick group {name}: process {pid} ({comm}) matches; its runners are in {}",
+                child.display()
+            );
+        }
+        if moved_in + moved_out > 0 && known {
+            debug!(
+                "tick group {name}: process {pid}: {moved_in} new runner(s), {moved_out} renamed away"
+            );
+        }
+        procs.insert(
+            pid,
+            Proc {
+                start,
+                comm,
+                domain,
+                child,
+            },
+        );
+    }
+
+    /// Every thread back into its process's cgroup, our children removed.
+    pub fn restore(&mut self) {
+        let mut moved = 0;
+        let mut children = BTreeSet::new();
+        for g in &mut self.groups {
+            if let Source::Threads { procs, .. } = &mut g.source {
+                for (_, p) in std::mem::take(procs) {
+                    for tid in threads_in(&p.child) {
+                        if move_thread(&p.domain, tid).is_ok() {
+                            moved += 1;
+                        }
+                    }
+                    children.insert(p.child);
+                }
+            }
+        }
+        for child in &children {
+            if let Err(e) = std::fs::remove_dir(child)
+                && e.kind() != ErrorKind::NotFound
+            {
+                warn!("could not remove {}: {e}", child.display());
+            }
+        }
+        if !children.is_empty() {
+            info!(
+                "{moved} tick runner thread(s) back in their processes' cgroups, {} child cgroup(s) removed",
+                children.len()
+            );
+        }
+    }
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        // every exit path, errors included
+        self.restore();
+    }
+}
+
+/// The process of thread `tid`.
+fn cgroup_tgid(tid: u32) -> Option<u32> {
+    std::fs::read_to_string(format!("/proc/{tid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_domain_is_the_processs_own_cgroup() {
+        let root = Path::new("/sys/fs/cgroup");
+        assert_eq!(
+            domain_of(root, "/system.slice/minecraft.service"),
+            Path::new("/sys/fs/cgroup/system.slice/minecraft.service")
+        );
+        // main thread in our child (a runner itself, or left by a killed scx_tick)
+        assert_eq!(
+            domain_of(root, "/system.slice/minecraft.service/scx_tick-world"),
+            Path::new("/sys/fs/cgroup/system.slice/minecraft.service")
+        );
+        assert_eq!(domain_of(root, "/"), Path::new("/sys/fs/cgroup"));
+    }
+
+    #[test]
+    fn start_times_survive_odd_process_names() {
+        let stat = "4242 (Region Schedule) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 30 0 987654 100000 200";
+        assert_eq!(parse_start_time(stat), Some(987654));
+        let stat = "7 (a) b (c)) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0";
+        assert_eq!(parse_start_time(stat), Some(55));
+        assert_eq!(parse_start_time("garbage"), None);
+        let own = start_time(std::process::id()).unwrap();
+        assert!(own > 0);
+    }
+
+    #[test]
+    fn our_own_process_and_its_callers_are_never_matched() {
+        let plan = Plan {
+            tick_cpus: vec![1],
+            steal_threshold_ns: 0,
+            run_tasks_buffer_ns: 0,
+            slice_ns: 1,
+            work_stealing: true,
+            mid_tick_tasks: true,
+            pin: crate::config::Pin::Soft,
+            missing_cgroup: MissingCgroup::Wait,
+            groups: Vec::new(),
+        };
+        let m = Membership::new(&plan, Path::new("/sys/fs/cgroup"));
+        assert!(m.ours.contains(&std::process::id()));
+        assert!(
+            m.ours.len() >= 2,
+            "the test runner's parent too: {:?}",
+            m.ours
+        );
+    }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# scripts/install.sh puts both binaries, the unit and the example
+# configuration in place (here under a scratch prefix); the unit passes
+# `systemd-analyze verify`; the example validates before its cgroups exist;
+# --version names the commit and --help-stats every statistic.
+source "$(dirname "$0")/../lib.sh"
+P=$WORK/prefix
+bash "$ROOT/scripts/install.sh" --no-build --prefix "$P" --sysconfdir "$P/etc" --unitdir "$P/units" 2>"$WORK/install.err" \
+  || fail "install failed: $(cat "$WORK/install.err")"
+for f in "$P/bin/scx_tick" "$P/bin/scx_tick_user" "$P/etc/scx_tick.toml" "$P/units/scx_tick.service"; do
+  [[ -e "$f" ]] || fail "install left no $f"
+done
+grep -qx "ExecStart=$P/bin/scx_tick --config $P/etc/scx_tick.toml" "$P/units/scx_tick.service" \
+  || fail "unit's ExecStart: $(grep ExecStart "$P/units/scx_tick.service")"
+# a second install keeps the configuration the user edited
+echo "# edited" >>"$P/etc/scx_tick.toml"
+bash "$ROOT/scripts/install.sh" --no-build --prefix "$P" --sysconfdir "$P/etc" --unitdir "$P/units" 2>/dev/null || fail "second install failed"
+grep -q "^# edited" "$P/etc/scx_tick.toml" || fail "a second install overwrote the configuration"
+if command -v systemd-analyze >/dev/null; then
+  systemd-analyze verify "$P/units/scx_tick.service" >"$WORK/verify" 2>&1 || fail "systemd-analyze verify: $(cat "$WORK/verify")"
+  note "systemd-analyze verify: ok $(cat "$WORK/verify")"
+else
+  note "no systemd-analyze here: unit not verified"
+fi
+"$SCX" check-config "$ROOT/examples/game-server.toml" >"$WORK/check" 2>&1 || fail "the example does not validate: $(cat "$WORK/check")"
+grep -q "not checked:" "$WORK/check" && grep -q "which processes and threads tick group world selects" "$WORK/check" \
+  || fail "check-config does not say what it did not check: $(cat "$WORK/check")"
+printf '[[group]]\ncgroup = "no/such/cgroup/yet"\n' >"$WORK/later.toml"
+"$SCX" check-config "$WORK/later.toml" >"$WORK/check" 2>&1 || fail "a config for a cgroup made later is refused: $(cat "$WORK/check")"
+grep -qE "does not exist now; scx_tick will wait for it|is not a cgroup v2 mount here" "$WORK/check" || fail "check-config: $(cat "$WORK/check")"
+"$SCX" --version | grep -qE '^scx_tick [0-9.]+ \(git ([0-9a-f]{7,}|unknown)\)$' || fail "--version: $("$SCX" --version)"
+"$SCX" --help-stats >"$WORK/help" || fail "--help-stats failed"
+for f in timestamp_s steals_refused lends hints_used; do grep -q "$f" "$WORK/help" || fail "--help-stats lacks $f"; done
+note "$("$SCX" --version)"

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# scx_tick's deadline misses against the workload's own count, in the three
+# ways a tick server runs (issue cases), each with and without deadline
+# hints (two groups side by side):
+#   sleeping  4 runners x 15 ms / 50 ms beside 8 hogs: every tick ends in a sleep
+#   behind    4 x 30 ms, game-server loop, 8 hogs: late ticks skip the sleep
+#   never     3 x 70 ms, game-server loop, idle: the runners never sleep
+# Agreement: sleeping within 5 %, behind within 25 %, never sleeping between
+# 0.5x and 2x without hints (the scheduler sees a tick per period, the
+# server one per finished tick); with hints every case within 5 %. Each
+# bound also allows one miss per tickload thread (its spawn and exit
+# wake-ups are ticks to the scheduler, not to the workload).
+source "$(dirname "$0")/../lib.sh"
+PLAIN=$(make_cgroup plain)
+HINTED=$(make_cgroup hinted)
+
+run_case() { # name runners work_ms hogs(0/1) extra-tickload-args...
+  local name=$1 n=$2 work=$3 hogs=$4; shift 4
+  start_scx --tick-cgroup plain --tick-cgroup hinted
+  local hog=""
+  if [[ $hogs -eq 1 ]]; then stress-ng --cpu 8 --timeout 10s >/dev/null 2>&1 & hog=$!; fi
+  local load=(-n "$n" --work-ms "$work" --period-ms 50 --duration-s 8 --json "$@")
+  "$TICKLOAD" "${load[@]}" --cgroup "$PLAIN" >"$WORK/$name-plain.json" &
+  local a=$!
+  "$TICKLOAD" "${load[@]}" --hint --cgroup "$HINTED" >"$WORK/$name-hinted.json" &
+  local b=$!
+  wait $a || fail "$name: tickload (plain) failed"
+  wait $b || fail "$name: tickload (hinted) failed"
+  [[ -z "$hog" ]] || wait "$hog"
+  stop_scx INT
+  [[ $SCX_RC -eq 0 ]] || fail "$name: exit status $SCX_RC"
+  grep "scx_tick summary:" "$WORK/scx.out" >"$WORK/$name.summary"
+}
+
+run_case sleeping 4 15 1
+run_case behind 4 30 1 --game-server
+run_case never 3 70 0 --game-server
+
+python3 - "$WORK" <<'PY' || fail "scx_tick's misses do not agree with the workload's (see above)"
+import json, re, sys
+work = sys.argv[1]
+bounds = {"sleeping": (0.95, 1.05), "behind": (0.75, 1.25), "never": (0.5, 2.0)}
+ok = True
+for case, (lo, hi) in bounds.items():
+    summary = open(f"{work}/{case}.summary").read()
+    for group in ("plain", "hinted"):
+        own = json.load(open(f"{work}/{case}-{group}.json"))
+        m = re.search(rf"summary: {group}: ticks (\d+) misses (\d+).*hints (\d+)", summary)
+        ticks, scx, hints = map(int, m.groups())
+        truth = own["misses"]
+        slack = len(own["runners"]) + 1  # one per tickload thread
+        l, h = (lo, hi) if group == "plain" else (0.95, 1.05)
+        good = truth * l - slack <= scx <= truth * h + slack
+        ok &= good
+        print(f"# {case:8} {group:6}: workload {truth:4} misses of {own['ticks']:4} ticks, "
+              f"scx_tick {scx:4} of {ticks:4} (hints used {hints}); allowed "
+              f"{max(0, truth * l - slack):.0f}..{truth * h + slack:.0f} {'ok' if good else 'NO'}")
+sys.exit(0 if ok else 1)
+PY
+check_dmesg_clean
