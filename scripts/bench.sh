@@ -4,15 +4,27 @@
 # a fixed background load (stress-ng CPU hogs + a hackbench fork/pipe storm):
 # EEVDF, SCHED_FIFO, SCHED_DEADLINE, scx_bpfland, scx_flash, scx_lavd,
 # scx_tick with work stealing on/off x mid-tick lending on/off, scx_tick with
-# deadline hints (tickload --hint) and scx_tick --userspace.
+# deadline hints (tickload --hint) and scx_tick --userspace. Besides this
+# standard scenario, two heavy ones where the runners ask for more than the
+# tick CPUs can give, on an idle machine and beside CPU hogs.
 #
-#   scripts/bench.sh [--quick] [--cpus LIST] [--runners LIST] [--seconds S]
-#                    [--schedulers LIST] [--out DIR] [--no-peers]
+#   scripts/bench.sh [--quick] [--cpus LIST] [--scenarios LIST] [--repeat N]
+#                    [--runners LIST] [--seconds S] [--schedulers LIST]
+#                    [--out DIR] [--no-peers]
 #
 #   --cpus 2,4,8      one guest per vCPU count (default 2,4,8; --quick: 4)
-#   --runners LIST    tick runner counts (default: 1,T,2T,4T with T = the tick
-#                     CPUs scx_tick picks in that guest; --quick: 2T); the
-#                     headline table uses 2T (or the nearest count)
+#   --scenarios LIST  subset of (default all; --quick: standard):
+#                     standard    the tick workload at each runner count beside
+#                                 2 x vCPUs CPU hogs and a hackbench storm
+#                     heavy-idle  3T runners x 20 ms per 50 ms, no background
+#                     heavy-hogs  the same beside 2 x vCPUs CPU hogs; with
+#                                 eevdf also the floor: beside one hog
+#   --repeat N        runs of each headline and heavy cell, back to back in
+#                     the same load of the scheduler (default 3; --quick: 1);
+#                     the other runner counts run once
+#   --runners LIST    standard scenario's runner counts (default: 1,T,2T,4T
+#                     with T = the tick CPUs scx_tick picks in that guest;
+#                     --quick: 2T); the headline is 2T (or the middle count)
 #   --seconds S       length of each run (default 8; --quick: 5)
 #   --schedulers LIST subset of: eevdf fifo deadline scx_bpfland scx_flash
 #                     scx_lavd scx_tick scx_tick-nosteal scx_tick-nomidtick
@@ -22,13 +34,15 @@
 #                     it, the report is rebuilt from everything in it
 #   --no-peers        do not install missing peers (those are then skipped)
 #
-# Writes DIR/results.md (tables), DIR/lateness-NvCPU.png, DIR/scaling-NvCPU.png
-# and the raw guest logs. Under software emulation (TCG) compare only the
+# Writes DIR/results.md (tables, the targets check), DIR/lateness-NvCPU.png,
+# DIR/lateness-heavy-*-NvCPU.png, DIR/scaling-NvCPU.png, DIR/runs-NvCPU.jsonl
+# (one record per run) and the raw guest logs. Under software emulation (TCG) compare only the
 # ratios to EEVDF from the same run.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/common.sh"
 
+ALL_SCENARIOS=(standard heavy-idle heavy-hogs)
 ALL_SCHEDS=(eevdf fifo deadline scx_bpfland scx_flash scx_lavd scx_tick scx_tick-nosteal
   scx_tick-nomidtick scx_tick-nosteal-nomidtick scx_tick-hints scx_tick-userspace)
 PEERS=(scx_bpfland scx_flash scx_lavd)
@@ -41,27 +55,45 @@ TICK_ARGS=(--period-ms 50 --work-ms 8 --jitter-ms 2 --spike-ms 40 --spike-pct 1 
 # from measurements like this too.
 DL_RUNTIME_MS=16
 HOGS_PER_CPU=2
+# The heavy scenario: 3T runners (T = tick CPUs) of 20 ms per 50 ms ask for
+# 1.2 x the tick CPUs, so runners must spill over to the other CPUs; no
+# jitter or spikes, so misses come from placement alone.
+HEAVY_PER_TICK_CPU=3
+HEAVY_ARGS=(--period-ms 50 --work-ms 20 --seed 1)
+# 1.5 x the work: 1.6 x (32 ms) would ask SCHED_DEADLINE for 3T x 0.64 =
+# 0.96 x vCPUs, above the kernel's admission limit of 0.95 per CPU.
+HEAVY_DL_RUNTIME_MS=30
 
 CPUS_LIST="" RUNNERS="" SECS="" SCHEDS="" OUT="" QUICK=0 NO_PEERS=0 GUEST=0 VCPUS=0
+SCENARIOS="" REPEAT=""
 ORIG_ARGS=("$@")
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) QUICK=1; shift ;;
     --cpus) CPUS_LIST=$2; shift 2 ;;
+    --scenarios) SCENARIOS=$2; shift 2 ;;
+    --repeat) REPEAT=$2; shift 2 ;;
     --runners) RUNNERS=$2; shift 2 ;;
     --seconds) SECS=$2; shift 2 ;;
     --schedulers) SCHEDS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --no-peers) NO_PEERS=1; shift ;;
     --guest) GUEST=1; VCPUS=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) die "bench.sh: unknown option $1 (see scripts/bench.sh --help)" ;;
   esac
 done
 if [[ $QUICK -eq 1 ]]; then
   CPUS_LIST=${CPUS_LIST:-4} SECS=${SECS:-5} RUNNERS=${RUNNERS:-headline}
+  SCENARIOS=${SCENARIOS:-standard} REPEAT=${REPEAT:-1}
 fi
-CPUS_LIST=${CPUS_LIST:-2,4,8} SECS=${SECS:-8} RUNNERS=${RUNNERS:-auto}
+CPUS_LIST=${CPUS_LIST:-2,4,8} SECS=${SECS:-8} RUNNERS=${RUNNERS:-auto} REPEAT=${REPEAT:-3}
+SCENARIOS=${SCENARIOS:-$(IFS=,; echo "${ALL_SCENARIOS[*]}")}
+IFS=, read -ra SCENARIO_LIST <<<"$SCENARIOS"
+for sc in "${SCENARIO_LIST[@]}"; do
+  [[ " ${ALL_SCENARIOS[*]} " == *" $sc "* ]] || die "bench.sh: unknown scenario $sc (allowed: ${ALL_SCENARIOS[*]})"
+done
+[[ "$REPEAT" =~ ^[0-9]+$ && $REPEAT -ge 1 ]] || die "bench.sh: --repeat must be a whole number of at least 1"
 SCHEDS=${SCHEDS:-$(IFS=,; echo "${ALL_SCHEDS[*]}")}
 IFS=, read -ra SCHED_LIST <<<"$SCHEDS"
 for s in "${SCHED_LIST[@]}"; do
@@ -75,7 +107,7 @@ BIN="$ROOT/target/release"
 # One scheduler after another, in this one guest; every run prints its record
 # (a JSON line) on stdout, everything else goes to stderr.
 guest_main() {
-  local cg=/sys/fs/cgroup/tick work tick_cpus headline runners=() s n
+  local cg=/sys/fs/cgroup/tick work tick_cpus headline heavy runners=() s n sc rep reps
   work=$(mktemp -d /tmp/bench.XXXXXX)
   cd "$work" # stress-ng wants a writable working directory
   mkdir -p "$cg"
@@ -83,6 +115,7 @@ guest_main() {
   tick_cpus=$("$BIN/scx_tick" topology --json | python3 -c \
     'import json,sys; c=json.load(sys.stdin)["choice"]; print(len(c["tick_cpus"]) if c else 1)')
   headline=$((2 * tick_cpus))
+  heavy=$((HEAVY_PER_TICK_CPU * tick_cpus))
   case "$RUNNERS" in
     auto) runners=(1 "$tick_cpus" "$headline" $((4 * tick_cpus))) ;;
     headline) runners=("$headline") ;;
@@ -91,7 +124,8 @@ guest_main() {
   # (no process substitution here: the guest has no /dev/fd)
   read -ra runners <<<"$(printf '%s\n' "${runners[@]}" | sort -nu | tr '\n' ' ')"
   echo "[bench] guest: $VCPUS vCPUs, kernel $(uname -r), $(lscpu | sed -n 's/^Model name: *//p')," \
-    "tick CPUs $tick_cpus, runners ${runners[*]} (headline $headline), $SECS s per run" >&2
+    "tick CPUs $tick_cpus, scenarios ${SCENARIO_LIST[*]}, runners ${runners[*]} (headline $headline," \
+    "heavy $heavy), $REPEAT run(s) per headline/heavy cell, $SECS s per run" >&2
 
   for s in "${SCHED_LIST[@]}"; do
     echo "[bench] start $s" >&2 # the host's watchdog reads these
@@ -102,9 +136,28 @@ guest_main() {
       echo "[bench] finished $s" >&2
       continue
     fi
-    for n in "${runners[@]}"; do
-      echo "[bench] run $s $n" >&2 # the host's watchdog reads these
-      run_once "$s" "$n" "$([[ $n -eq $headline ]] && echo 1 || echo 0)" "$tick_cpus" "$cg"
+    for sc in "${SCENARIO_LIST[@]}"; do
+      case "$sc" in
+        standard)
+          for n in "${runners[@]}"; do
+            # only the headline is repeated: the scaling table may stay at one run
+            reps=1
+            [[ $n -eq $headline ]] && reps=$REPEAT
+            for ((rep = 0; rep < reps; rep++)); do
+              run_once "$s" standard "$n" "$rep" "$([[ $n -eq $headline ]] && echo 1 || echo 0)" "$tick_cpus" "$cg"
+            done
+          done ;;
+        heavy-idle|heavy-hogs)
+          for ((rep = 0; rep < REPEAT; rep++)); do
+            run_once "$s" "$sc" "$heavy" "$rep" 0 "$tick_cpus" "$cg"
+          done
+          # the floor heavy-hogs is judged against: EEVDF beside a single hog
+          if [[ $sc == heavy-hogs && $s == eevdf ]]; then
+            for ((rep = 0; rep < REPEAT; rep++)); do
+              run_once "$s" heavy-floor "$heavy" "$rep" 0 "$tick_cpus" "$cg"
+            done
+          fi ;;
+      esac
     done
     stop_sched
     echo "[bench] finished $s" >&2
@@ -166,35 +219,47 @@ stop_sched() {
   echo "[bench] warning: sched_ext still $(sched_state) after stopping" >&2
 }
 
-# One measured window: background load + tickload (+ cyclictest in the
-# headline run) under the running scheduler; prints the record.
+# One measured window of scenario $2: its background load + tickload (+
+# cyclictest in the standard headline run) under the running scheduler;
+# prints the record.
 run_once() {
-  local s=$1 n=$2 headline=$3 tick_cpus=$4 cg=$5 policy=() cyc_pol=other scx=0
+  local s=$1 sc=$2 n=$3 rep=$4 headline=$5 tick_cpus=$6 cg=$7 policy=() cyc_pol=other scx=0
   local bg=() cyc_secs=$((SECS - 2 < 5 ? SECS - 2 : 5)) rec=()
+  local tick_args=("${TICK_ARGS[@]}") dl_ms=$DL_RUNTIME_MS hogs=$((HOGS_PER_CPU * VCPUS)) storm=1
+  case "$sc" in
+    heavy-idle) tick_args=("${HEAVY_ARGS[@]}") dl_ms=$HEAVY_DL_RUNTIME_MS hogs=0 storm=0 ;;
+    heavy-hogs) tick_args=("${HEAVY_ARGS[@]}") dl_ms=$HEAVY_DL_RUNTIME_MS storm=0 ;;
+    heavy-floor) tick_args=("${HEAVY_ARGS[@]}") dl_ms=$HEAVY_DL_RUNTIME_MS hogs=1 storm=0 ;;
+  esac
   case "$s" in
     fifo) policy=(--policy fifo --fifo-prio 50); cyc_pol=fifo ;;
-    deadline) policy=(--policy deadline --dl-runtime-ms "$DL_RUNTIME_MS") ;;
+    deadline) policy=(--policy deadline --dl-runtime-ms "$dl_ms") ;;
     scx_tick-hints) policy=(--hint); scx=1 ;;
     scx_*) scx=1 ;;
   esac
+  echo "[bench] run $s $n $sc $rep" >&2 # the host's watchdog reads these
   rm -f stress.out hackbench.count cyclictest.out tickload.json bpf-*.json sched-*.stat
   if [[ $scx -eq 1 ]]; then
     bpftool -j prog show >bpf-before.json
     cat "/proc/$SCHED_PID/stat" >sched-before.stat 2>/dev/null || true
   fi
-  stress-ng --cpu $((HOGS_PER_CPU * VCPUS)) --timeout $((SECS + 2))s --metrics-brief \
-    --temp-path "$PWD" >stress.out 2>&1 &
-  bg+=($!)
-  # the fork/pipe storm: hackbench runs back to back, counted
-  (
-    end=$((SECONDS + SECS + 1)) runs=0
-    while ((SECONDS < end)); do
-      hackbench -p -g 2 -f 5 -l 50 >/dev/null 2>&1 && runs=$((runs + 1))
-    done
-    echo "$runs" >hackbench.count
-  ) &
-  bg+=($!)
-  sleep 0.5
+  if ((hogs > 0)); then
+    stress-ng --cpu "$hogs" --timeout $((SECS + 2))s --metrics-brief \
+      --temp-path "$PWD" >stress.out 2>&1 &
+    bg+=($!)
+  fi
+  if ((storm)); then
+    # the fork/pipe storm: hackbench runs back to back, counted
+    (
+      end=$((SECONDS + SECS + 1)) runs=0
+      while ((SECONDS < end)); do
+        hackbench -p -g 2 -f 5 -l 50 >/dev/null 2>&1 && runs=$((runs + 1))
+      done
+      echo "$runs" >hackbench.count
+    ) &
+    bg+=($!)
+  fi
+  if ((${#bg[@]} > 0)); then sleep 0.5; fi
   if [[ $headline -eq 1 ]]; then
     # a latency probe inside the tick group, with the tick runners' policy
     (
@@ -208,21 +273,24 @@ run_once() {
     bg+=($!)
   fi
   local tl_rc=0
-  timeout -k 5 $((SECS + 60)) "$BIN/tickload" -n "$n" "${TICK_ARGS[@]}" --duration-s "$SECS" --cgroup "$cg" "${policy[@]}" \
+  timeout -k 5 $((SECS + 60)) "$BIN/tickload" -n "$n" "${tick_args[@]}" --duration-s "$SECS" --cgroup "$cg" "${policy[@]}" \
     --json >tickload.json 2>tickload.err || tl_rc=$?
-  wait "${bg[@]}" 2>/dev/null || true
+  if ((${#bg[@]} > 0)); then wait "${bg[@]}" 2>/dev/null || true; fi
   if [[ $scx -eq 1 ]]; then
     bpftool -j prog show >bpf-after.json
     cat "/proc/$SCHED_PID/stat" >sched-after.stat 2>/dev/null || true
   fi
-  rec=(--vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" --runners "$n" --duration-s "$SECS")
+  rec=(--vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" --scenario "$sc" --rep "$rep"
+    --runners "$n" --duration-s "$SECS")
   if [[ $headline -eq 1 ]]; then rec+=(--headline); fi
   if [[ $tl_rc -ne 0 ]]; then
-    echo "[bench] $s, $n runners: tickload failed: $(tail -1 tickload.err)" >&2
+    echo "[bench] $s, $sc, $n runners: tickload failed: $(tail -1 tickload.err)" >&2
     "$BIN/benchreport" record "${rec[@]}" --skipped "tickload failed: $(tail -1 tickload.err)"
     return 0
   fi
-  rec+=(--tickload tickload.json --stress stress.out --hackbench-runs "$(cat hackbench.count 2>/dev/null || echo 0)")
+  rec+=(--tickload tickload.json)
+  if ((hogs > 0)); then rec+=(--stress stress.out); fi
+  if ((storm)); then rec+=(--hackbench-runs "$(cat hackbench.count 2>/dev/null || echo 0)"); fi
   if [[ $headline -eq 1 ]]; then rec+=(--cyclictest cyclictest.out --cyclictest-policy "$cyc_pol"); fi
   if [[ $scx -eq 1 ]]; then rec+=(--bpf-before bpf-before.json --bpf-after bpf-after.json); fi
   if [[ -s sched-before.stat && -s sched-after.stat ]]; then
@@ -234,9 +302,10 @@ run_once() {
     echo "[bench] warning: $s: sched_ext state is $(sched_state) after the run (the scheduler exited?)" >&2
   fi
   python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["total"]; print(
-    "[bench] %-26s runners %2s: miss %6.2f%%  late p99 %7.2f ms  mspt p99 %7.2f ms" % (
-    sys.argv[2], sys.argv[3], t["miss_pct"], t["lateness_p99_ms"], t["mspt_p99_ms"]), file=sys.stderr)' \
-    tickload.json "$s" "$n"
+    "[bench] %-26s %-11s #%s runners %2s: miss %6.2f%%  late p50 %7.2f p99 %7.2f ms  mspt p99 %7.2f ms" % (
+    sys.argv[2], sys.argv[4], sys.argv[5], sys.argv[3], t["miss_pct"], t["lateness_p50_ms"],
+    t["lateness_p99_ms"], t["mspt_p99_ms"]), file=sys.stderr)' \
+    tickload.json "$s" "$n" "$sc" "$rep"
   "$BIN/benchreport" record "${rec[@]}"
 }
 
@@ -294,14 +363,23 @@ $(cat "$OUT/commands.md")
 Host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs ($(lscpu | sed -n 's/^Thread(s) per core: *//p') thread(s) per core), $(free -g | awk '/^Mem:/{print $2}') GiB RAM, $(uname -sr).
 Guest: QEMU $(qemu-system-x86_64 --version | head -1 | awk '{print $4}') with ${accel^^}$([[ $accel == tcg ]] && echo " (software emulation)"), kernel $(readlink "$KERNEL_CACHE/current"), peers:${peer_versions%,}.
 
-Scenario per scheduler and runner count: \`tickload -n RUNNERS ${TICK_ARGS[*]} --duration-s $SECS\`
-in the cgroup \`tick\` (scx_tick: \`--tick-cgroup tick\`, tick CPUs chosen by scx_tick),
-beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\` (bogo-ops/s = background throughput) and
-\`hackbench -p -g 2 -f 5 -l 50\` back to back (runs/s). In the headline run
-\`cyclictest -q -i 1000\` runs inside the tick cgroup (SCHED_FIFO 50 in the fifo row, else
-SCHED_OTHER). fifo: runners SCHED_FIFO 50; deadline: SCHED_DEADLINE, runtime $DL_RUNTIME_MS ms (1.6 x the
+Scenarios (T = the tick CPUs scx_tick picks in the guest; runners in the cgroup \`tick\`,
+scx_tick: \`--tick-cgroup tick\`; $SECS s per run; the headline and heavy cells run $REPEAT time(s)
+back to back in one load of each scheduler, the other runner counts once):
+
+- standard: \`tickload -n RUNNERS ${TICK_ARGS[*]}\` at each runner count (1, T, 2T, 4T
+  unless \`--runners\`; headline 2T) beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\` (bogo-ops/s =
+  background throughput) and \`hackbench -p -g 2 -f 5 -l 50\` back to back (runs/s). In the
+  headline run \`cyclictest -q -i 1000\` runs inside the tick cgroup (SCHED_FIFO 50 in the fifo
+  row, else SCHED_OTHER).
+- heavy-idle: \`tickload -n ${HEAVY_PER_TICK_CPU}T ${HEAVY_ARGS[*]}\` (1.2 x the tick CPUs' capacity) and nothing else.
+- heavy-hogs: the same runners beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\`; with eevdf also the
+  floor (heavy-floor): the same runners beside \`stress-ng --cpu 1\`.
+
+fifo: runners SCHED_FIFO 50; deadline: SCHED_DEADLINE, runtime $DL_RUNTIME_MS ms in standard (1.6 x the
 regular work's maximum: under TCG the kernel charges 1-3 ms per tick beyond the work, and 1.1 x
-throttled 16% of ticks in an idle guest), deadline = period = 50 ms (spikes overrun it and are throttled). BPF cost: struct_ops programs'
+throttled 16% of ticks in an idle guest), $HEAVY_DL_RUNTIME_MS ms in the heavy scenarios (1.5 x: more would exceed
+the kernel's admission limit), deadline = period = 50 ms (spikes overrun it and are throttled). BPF cost: struct_ops programs'
 run_time_ns/run_cnt with \`kernel.bpf_stats_enabled\`.
 META
 
@@ -315,14 +393,29 @@ run_guests() {
   local v=$1 todo=("${SCHED_LIST[@]}") log="$OUT/guest-$1vcpu.log" raw="$OUT/runs-$1vcpu.out"
   local stall=$((SECS + 300)) boot_stall=180 boots_failed=0
   local vm rc size last_size quiet s done_list last_run tick_cpus offset attempt current
+  local counts cells=0 sc last_n last_sc last_rep
   : >"$log"; : >"$raw"
+  # runs per scheduler, an upper bound (the runner counts are decided in the guest)
+  case "$RUNNERS" in
+    auto) counts=4 ;;
+    headline) counts=1 ;;
+    *) counts=$(tr ',' '\n' <<<"$RUNNERS" | sort -nu | wc -l) ;;
+  esac
+  for sc in "${SCENARIO_LIST[@]}"; do
+    case "$sc" in
+      standard) cells=$((cells + counts - 1 + REPEAT)) ;;
+      heavy-idle) cells=$((cells + REPEAT)) ;;
+      heavy-hogs) cells=$((cells + 2 * REPEAT)) ;; # with eevdf's floor
+    esac
+  done
   while ((${#todo[@]} > 0)); do
     offset=$(stat -c %s "$log")
-    # generous: every scheduler, 4 runner counts, load and unload
-    local timeout=$((${#todo[@]} * (4 * (SECS + 15) + 60) + 180))
+    # generous: every scheduler's runs, load and unload
+    local timeout=$((${#todo[@]} * (cells * (SECS + 15) + 60) + 180))
     log "guest with $v vCPUs: ${todo[*]} (up to $timeout s)"
     bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout "$timeout" --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
       bash "$ROOT/scripts/bench.sh" --guest "$v" --runners "$RUNNERS" --seconds "$SECS" \
+      --scenarios "$SCENARIOS" --repeat "$REPEAT" \
       --schedulers "$(IFS=,; echo "${todo[*]}")" >>"$raw" 2> >(tee -a "$log" >&2) &
     vm=$!
     last_size=-1 quiet=0
@@ -360,12 +453,14 @@ run_guests() {
     fi
     # the scheduler the guest was in when it stopped: skip it
     s=$current
+    # "[bench] run SCHED RUNNERS SCENARIO REP"
     last_run=$(sed -n "s/^\[bench\] run $s //p" <<<"$attempt" | tail -1)
+    read -r last_n last_sc last_rep <<<"${last_run:-0 standard 0}"
     tick_cpus=$(sed -n 's/.*tick CPUs \([0-9]*\),.*/\1/p' "$log" | tail -1)
-    log "the $v-vCPU guest ended (status $rc) during $s${last_run:+ with $last_run runners}; going on without it"
+    log "the $v-vCPU guest ended (status $rc) during $s${last_run:+ in $last_sc run $last_rep with $last_n runners}; going on without it"
     "$BIN/benchreport" record --vcpus "$v" --tick-cpus "${tick_cpus:-0}" --scheduler "$s" \
-      --runners "${last_run:-0}" --duration-s "$SECS" \
-      --skipped "the guest stopped (status $rc, no output for ${quiet} s) during the ${last_run:-?}-runner run; the schedulers after it ran in a fresh guest" >>"$raw"
+      --scenario "$last_sc" --rep "$last_rep" --runners "$last_n" --duration-s "$SECS" \
+      --skipped "the guest stopped (status $rc, no output for ${quiet} s) during the $last_sc ${last_n}-runner run #$last_rep; the schedulers after it ran in a fresh guest" >>"$raw"
     rest=()
     for s in "${todo[@]}"; do [[ "$s" == "$current" ]] || rest+=("$s"); done
     todo=("${rest[@]}")

@@ -12,7 +12,9 @@ use scx_tick::bench::parse::{
     bpf_overhead, bpftool_progs, cyclictest_summary, process_cpu_pct, stress_ng_bogo_ops_per_s,
 };
 use scx_tick::bench::report::{
-    RunRecord, headline_table, scaling_table, schedulers, skipped, vcpu_counts,
+    BASELINE, Cell, FLOOR_LABEL, RunRecord, Scenario, cell, colour, headline_table, median_curve,
+    scaling_points, scaling_table, scenario_table, schedulers, skipped, targets_section,
+    vcpu_counts,
 };
 use scx_tick::workload::Summary;
 
@@ -42,6 +44,11 @@ struct RecordArgs {
     tick_cpus: usize,
     #[arg(long)]
     scheduler: String,
+    #[arg(long, value_enum, default_value_t = Scenario::Standard)]
+    scenario: Scenario,
+    /// Repetition of the cell, from 0.
+    #[arg(long, default_value_t = 0)]
+    rep: usize,
     #[arg(long)]
     runners: usize,
     #[arg(long)]
@@ -86,6 +93,8 @@ fn record(a: &RecordArgs) -> Result<()> {
         vcpus: a.vcpus,
         tick_cpus: a.tick_cpus,
         scheduler: a.scheduler.clone(),
+        scenario: a.scenario,
+        rep: a.rep,
         runners: a.runners,
         headline: a.headline,
         duration_s: a.duration_s,
@@ -154,27 +163,70 @@ fn report(dir: &Path) -> Result<()> {
          absolute times are not real-machine times. Compare schedulers only through the \
          ratios to EEVDF measured in the same guest and run (`x EEVDF`: below 1 is better \
          for misses, lateness and MSPT, above 1 is better for background throughput; \
-         `=` both 0, `-` no ratio because EEVDF measured 0).\n",
+         `=` both 0, `-` no ratio because EEVDF measured 0). A cell run more than once \
+         shows the median and, in brackets, the min-max over its runs; ratios and targets \
+         use the medians.\n",
     );
     let plots = font().map(|_| ()).map_err(|e| e.to_string());
     for v in vcpu_counts(&records) {
-        md.push_str(&format!("\n## {v} vCPUs\n\n"));
-        md.push_str(&headline_table(&records, v));
+        md.push_str(&format!("\n## {v} vCPUs\n"));
+        let table = scenario_table(&records, v, Scenario::Standard);
+        if !table.is_empty() {
+            md.push_str(
+                "\n### standard: the tick workload beside CPU hogs and a fork/pipe storm\n\n",
+            );
+            md.push_str(&table);
+            md.push_str("\nDetails of the same runs (medians):\n\n");
+            md.push_str(&headline_table(&records, v));
+            if plots.is_ok() {
+                let png = format!("lateness-{v}vcpu.png");
+                plot_lateness(&records, v, Scenario::Standard, &dir.join(&png))?;
+                md.push_str(&format!(
+                    "\n![start lateness, standard, {v} vCPUs]({png})\n"
+                ));
+            }
+        }
         let scaling = scaling_table(&records, v);
         if !scaling.is_empty() {
-            md.push_str("\nScaling (miss % and scx BPF cost per call, by number of runners):\n\n");
+            md.push_str(
+                "\nScaling (standard scenario; miss % and scx BPF cost per call by number of \
+                 runners, medians where a count ran more than once):\n\n",
+            );
             md.push_str(&scaling);
-        }
-        if plots.is_ok() {
-            let png = format!("lateness-{v}vcpu.png");
-            plot_lateness(&records, v, &dir.join(&png))?;
-            md.push_str(&format!("\n![start lateness, {v} vCPUs]({png})\n"));
-            if !scaling.is_empty() {
+            if plots.is_ok() {
                 let png = format!("scaling-{v}vcpu.png");
                 plot_scaling(&records, v, &dir.join(&png))?;
                 md.push_str(&format!("\n![miss % by runners, {v} vCPUs]({png})\n"));
             }
         }
+        for (scenario, title) in [
+            (
+                Scenario::HeavyIdle,
+                "heavy-idle: 3T runners x 20 ms per 50 ms, nothing else running",
+            ),
+            (
+                Scenario::HeavyHogs,
+                "heavy-hogs: the same runners beside 2 x vCPUs CPU hogs \
+                 (floor: EEVDF beside one hog)",
+            ),
+        ] {
+            let table = scenario_table(&records, v, scenario);
+            if table.is_empty() {
+                continue;
+            }
+            md.push_str(&format!("\n### {title}\n\n"));
+            md.push_str(&table);
+            if plots.is_ok() {
+                let png = format!("lateness-{}-{v}vcpu.png", scenario.name());
+                plot_lateness(&records, v, scenario, &dir.join(&png))?;
+                md.push_str(&format!(
+                    "\n![start lateness, {}, {v} vCPUs]({png})\n",
+                    scenario.name()
+                ));
+            }
+        }
+        md.push_str("\n### Targets (issue 12), checked against the medians\n\n");
+        md.push_str(&targets_section(&records, v));
     }
     let sk = skipped(&records);
     if !sk.is_empty() {
@@ -216,50 +268,69 @@ fn font() -> Result<()> {
     }
 }
 
-fn color(i: usize) -> RGBColor {
-    const C: &[RGBColor] = &[
-        RGBColor(0, 0, 0),
-        RGBColor(230, 159, 0),
-        RGBColor(86, 180, 233),
-        RGBColor(0, 158, 115),
-        RGBColor(213, 94, 0),
-        RGBColor(204, 121, 167),
-        RGBColor(0, 114, 178),
-        RGBColor(170, 0, 0),
-        RGBColor(120, 120, 120),
-        RGBColor(140, 200, 40),
-    ];
-    C[i % C.len()]
+fn rgb(name: &str) -> RGBColor {
+    let (r, g, b) = colour(name);
+    RGBColor(r, g, b)
 }
 
-/// Start lateness as a distribution (CDF, log time axis), one line per scheduler.
-fn plot_lateness(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> {
-    let runs: Vec<&RunRecord> = records
-        .iter()
-        .filter(|r| r.vcpus == vcpus && r.headline && !r.lateness_quantiles_ms.is_empty())
+/// Start lateness of one scenario as a distribution (CDF, log time axis):
+/// per scheduler the pointwise median of its runs' curves.
+fn plot_lateness(
+    records: &[RunRecord],
+    vcpus: usize,
+    scenario: Scenario,
+    out: &Path,
+) -> Result<()> {
+    let which = match scenario {
+        Scenario::Standard => Cell::Headline,
+        s => Cell::Scenario(s),
+    };
+    let mut curves: Vec<(String, usize, Vec<f64>)> = schedulers(records)
+        .into_iter()
+        .map(|name| {
+            let runs = cell(records, vcpus, &name, which);
+            (name, runs.len(), median_curve(&runs))
+        })
         .collect();
+    if scenario == Scenario::HeavyHogs {
+        let floor = cell(
+            records,
+            vcpus,
+            BASELINE,
+            Cell::Scenario(Scenario::HeavyFloor),
+        );
+        curves.push((FLOOR_LABEL.to_string(), floor.len(), median_curve(&floor)));
+    }
+    curves.retain(|c| !c.2.is_empty());
     // the axis starts at the power of ten below the smallest lateness
-    let min = runs
+    let min = curves
         .iter()
-        .flat_map(|r| r.lateness_quantiles_ms.iter().copied())
+        .flat_map(|c| c.2.iter().copied())
         .filter(|&v| v > 0.0)
         .fold(1.0f64, f64::min);
     let floor = 10f64.powf(min.log10().floor()).max(0.001);
-    let max = runs
+    let max = curves
         .iter()
-        .flat_map(|r| r.lateness_quantiles_ms.iter().copied())
+        .flat_map(|c| c.2.iter().copied())
         .fold(1.0f64, f64::max);
     let root = BitMapBackend::new(out, (1100, 700)).into_drawing_area();
     root.fill(&WHITE)?;
-    let title = match runs.first() {
-        Some(r) => format!(
-            "Tick start lateness, {vcpus} vCPUs, {} runners (TCG: compare shapes, not absolute ms)",
-            r.runners
-        ),
-        None => format!("Tick start lateness, {vcpus} vCPUs"),
-    };
+    let runners = records
+        .iter()
+        .filter(|r| r.vcpus == vcpus && r.skipped.is_none())
+        .find(|r| match which {
+            Cell::Headline => r.scenario == Scenario::Standard && r.headline,
+            _ => r.scenario == scenario,
+        })
+        .map(|r| r.runners);
+    let reps = curves.iter().map(|c| c.1).max().unwrap_or(0);
+    let title = format!(
+        "Tick start lateness, {}, {vcpus} vCPUs, {} runners, median of {reps} run(s) (TCG: compare shapes)",
+        scenario.name(),
+        runners.map_or("?".into(), |n| n.to_string())
+    );
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
+        .caption(title, ("sans-serif", 18))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(55)
@@ -270,16 +341,15 @@ fn plot_lateness(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> 
         .y_desc("percent of ticks started by then")
         .label_style(("sans-serif", 14))
         .draw()?;
-    for (i, r) in runs.iter().enumerate() {
-        let c = color(i);
-        let pts = r
-            .lateness_quantiles_ms
+    for (name, _, curve) in &curves {
+        let c = rgb(name);
+        let pts = curve
             .iter()
             .enumerate()
             .map(|(p, &ms)| (ms.max(floor), p as f64));
         chart
             .draw_series(LineSeries::new(pts, c.stroke_width(2)))?
-            .label(r.scheduler.as_str())
+            .label(name.as_str())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], c.stroke_width(2)));
     }
     chart
@@ -293,14 +363,29 @@ fn plot_lateness(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> 
     Ok(())
 }
 
-/// Miss % against the number of runners, one line per scheduler.
+/// Miss % against the number of runners (standard scenario), one line per
+/// scheduler, medians where a count ran more than once.
 fn plot_scaling(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> {
-    let runs: Vec<&RunRecord> = records
-        .iter()
-        .filter(|r| r.vcpus == vcpus && r.skipped.is_none())
+    let lines: Vec<(String, Vec<(u32, f64)>)> = schedulers(records)
+        .into_iter()
+        .map(|name| {
+            let pts: Vec<(u32, f64)> = scaling_points(records, vcpus, &name)
+                .into_iter()
+                .map(|(n, m)| (n as u32, m))
+                .collect();
+            (name, pts)
+        })
+        .filter(|(_, pts)| !pts.is_empty())
         .collect();
-    let max_n = runs.iter().map(|r| r.runners).max().unwrap_or(1) as u32;
-    let max_miss = runs.iter().map(|r| r.ticks.miss_pct).fold(1.0f64, f64::max);
+    let max_n = lines
+        .iter()
+        .flat_map(|l| l.1.iter().map(|p| p.0))
+        .max()
+        .unwrap_or(1);
+    let max_miss = lines
+        .iter()
+        .flat_map(|l| l.1.iter().map(|p| p.1))
+        .fold(1.0f64, f64::max);
     let root = BitMapBackend::new(out, (1100, 700)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
@@ -318,17 +403,8 @@ fn plot_scaling(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> {
         .y_desc("deadline misses (%)")
         .label_style(("sans-serif", 14))
         .draw()?;
-    for (i, name) in schedulers(records).iter().enumerate() {
-        let mut pts: Vec<(u32, f64)> = runs
-            .iter()
-            .filter(|r| &r.scheduler == name)
-            .map(|r| (r.runners as u32, r.ticks.miss_pct))
-            .collect();
-        if pts.is_empty() {
-            continue;
-        }
-        pts.sort_by_key(|p| p.0);
-        let c = color(i);
+    for (name, pts) in lines {
+        let c = rgb(&name);
         chart
             .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
             .label(name.as_str())
