@@ -452,6 +452,13 @@ static u64 wait_at(s32 cpu, u64 deadline, u64 now)
 	return wait;
 }
 
+static bool home_runs_runner(s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	return cctx && cctx->running_tick;
+}
+
 /*
  * Arm @key's timer (a tick CPU, or MAX_CPUS for the global queue) for the
  * moment the tick that started at @tick_start becomes stealable by lateness
@@ -514,12 +521,31 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 }
 
 /*
+ * @cpu was given runner @tctx: until it really runs there (tick_running
+ * overwrites this), it must not look free to the next placement, or every
+ * runner behind would be put on the same CPU's local queue, where nothing
+ * can steal it.
+ */
+static void reserve(s32 cpu, struct task_ctx *tctx, u64 now)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (!cctx)
+		return;
+	cctx->running_tick = true;
+	cctx->running_deadline = tctx->deadline;
+	cctx->running_left = tctx->mspt;
+	cctx->running_since = now;
+}
+
+/*
  * Spill-over to an idle CPU near @near (the kernel's idle selection prefers
  * its LLC and node), tick CPUs first: @p starts there at once.
  */
-static bool spill_idle(struct task_struct *p, s32 near, u64 slice, u64 enq_flags)
+static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
 {
 	struct bpf_cpumask *tick = tick_cpumask, *other = other_cpumask;
+	u64 slice = group_deadline(tctx->group);
 	s32 cpu = -EBUSY;
 
 	if (tick)
@@ -528,6 +554,7 @@ static bool spill_idle(struct task_struct *p, s32 near, u64 slice, u64 enq_flags
 		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(other), 0);
 	if (cpu < 0)
 		return false;
+	reserve(cpu, tctx, scx_bpf_now());
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return true;
@@ -541,8 +568,9 @@ static bool spill_idle(struct task_struct *p, s32 near, u64 slice, u64 enq_flags
  * Probes at most MAX_PROBES * 4 CPUs. False when every CPU @p may use runs
  * a runner.
  */
-static bool spill_preempt(struct task_struct *p, s32 near, u64 slice, u64 enq_flags)
+static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
 {
+	u64 slice = group_deadline(tctx->group);
 	u32 nr = scx_bpf_nr_cpu_ids(), want = llc_of(near), probes = 0, i;
 	u32 self = bpf_get_smp_processor_id();
 	s32 best = -1;
@@ -570,6 +598,7 @@ static bool spill_preempt(struct task_struct *p, s32 near, u64 slice, u64 enq_fl
 	}
 	if (best < 0)
 		return false;
+	reserve(best, tctx, scx_bpf_now());
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | best, slice, enq_flags | SCX_ENQ_PREEMPT);
 	return true;
 }
@@ -787,7 +816,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	/* an affinity without tick CPUs: still a runner, on the CPUs it is allowed */
 	if (!can_run_on_tick_cpu(p)) {
 		cpu = scx_bpf_task_cpu(p);
-		if (spill_idle(p, cpu, slice, enq_flags) || spill_preempt(p, cpu, slice, enq_flags))
+		if (spill_idle(p, tctx, cpu, enq_flags) || spill_preempt(p, tctx, cpu, enq_flags))
 			return;
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 		return;
@@ -803,13 +832,15 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 
 	/*
 	 * Spill-over (mirrors dispatch::place()): behind another runner at home,
-	 * an idle CPU takes it at once; predicted to start late there, a CPU
-	 * running other work is preempted for it. Otherwise home and its cache.
+	 * or about to preempt one there, an idle CPU takes it at once (runners
+	 * in phase have deadlines microseconds apart: preempting would only
+	 * stall the other); predicted to start late at home, a CPU running
+	 * other work is preempted for it. Otherwise home and its cache.
 	 */
 	wait = wait_at(home, tctx->deadline, now);
-	if (wait && spill_idle(p, home, slice, enq_flags))
+	if ((wait || home_runs_runner(home)) && spill_idle(p, tctx, home, enq_flags))
 		return;
-	if (is_stealable(tctx, now, wait) && spill_preempt(p, home, slice, enq_flags)) {
+	if (is_stealable(tctx, now, wait) && spill_preempt(p, tctx, home, enq_flags)) {
 		count_stolen(tctx);
 		return;
 	}

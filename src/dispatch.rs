@@ -228,20 +228,31 @@ pub enum Place {
     Preempt(usize),
 }
 
-/// Spill-over: a runner that would wait at its home (`wait` from
-/// [`wait_at_home`], above 0) starts at once on an idle CPU near home
-/// (tick CPUs first); one predicted to start late there (past the
-/// threshold) preempts a CPU running other work. Home and its cache stay
-/// the first choice otherwise.
+/// Where the runner would start, as placement sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HomeState {
+    /// Predicted wait at home ([`wait_at_home`]).
+    pub wait: u64,
+    /// Home runs a runner (one the newcomer would preempt, if wait is 0).
+    pub runs_runner: bool,
+}
+
+/// Spill-over: a runner that would wait at its home, or would preempt a
+/// runner there, starts at once on an idle CPU near home (tick CPUs
+/// first): runners in phase have deadlines microseconds apart, and an EDF
+/// preemption would only stall the other one while a CPU idles. One
+/// predicted to start late at home (past the threshold) preempts a CPU
+/// running other work. Home and its cache stay the first choice otherwise.
 pub fn place(
     policy: Policy,
     now: u64,
     tick_start: u64,
-    wait: u64,
+    home: HomeState,
     idle: Option<usize>,
     other_work: Option<usize>,
 ) -> Place {
-    if wait == 0 {
+    let wait = home.wait;
+    if wait == 0 && !home.runs_runner {
         return Place::Home;
     }
     if let Some(cpu) = idle {
@@ -513,22 +524,49 @@ mod tests {
 
     #[test]
     fn a_runner_that_would_wait_at_home_starts_elsewhere_at_once() {
+        let waits = |wait| HomeState {
+            wait,
+            runs_runner: true,
+        };
         // behind another runner at home: an idle CPU, at once
         assert_eq!(
-            place(POLICY, NOW, NOW, 2 * MS, Some(3), Some(2)),
+            place(POLICY, NOW, NOW, waits(2 * MS), Some(3), Some(2)),
             Place::Idle(3)
         );
-        assert_eq!(place(POLICY, NOW, NOW, 1, Some(3), None), Place::Idle(3));
+        assert_eq!(
+            place(POLICY, NOW, NOW, waits(1), Some(3), None),
+            Place::Idle(3)
+        );
+        // it would preempt a runner at home: an idle CPU instead
+        assert_eq!(
+            place(POLICY, NOW, NOW, waits(0), Some(3), None),
+            Place::Idle(3)
+        );
+        // ... and with no idle CPU the EDF preemption at home
+        assert_eq!(
+            place(POLICY, NOW, NOW, waits(0), None, Some(2)),
+            Place::Home
+        );
         // predicted to start late at home: other work is preempted for it
         assert_eq!(
-            place(POLICY, NOW, NOW, 20 * MS, None, Some(2)),
+            place(POLICY, NOW, NOW, waits(20 * MS), None, Some(2)),
             Place::Preempt(2)
         );
         // within the threshold, other work keeps its CPU
-        assert_eq!(place(POLICY, NOW, NOW, 2 * MS, None, Some(2)), Place::Home);
-        assert_eq!(place(POLICY, NOW, NOW, 20 * MS, None, None), Place::Home);
-        // nobody ahead: home and its cache
-        assert_eq!(place(POLICY, NOW, NOW, 0, Some(3), Some(2)), Place::Home);
+        assert_eq!(
+            place(POLICY, NOW, NOW, waits(2 * MS), None, Some(2)),
+            Place::Home
+        );
+        assert_eq!(
+            place(POLICY, NOW, NOW, waits(20 * MS), None, None),
+            Place::Home
+        );
+        // home free (idle or other work) and nobody queued: home and its cache
+        let free = HomeState {
+            wait: 0,
+            runs_runner: false,
+        };
+        assert_eq!(place(POLICY, NOW, NOW, free, Some(3), Some(2)), Place::Home);
     }
 
     #[test]

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # More tick work than the default tick CPUs hold (6 runners x 20 ms per
 # 50 ms tick = 2.4 CPUs on 2 tick CPUs of 4) on an otherwise idle guest:
-# runners spill over to the idle CPUs, so scx_tick misses no more deadlines
-# than the kernel's default scheduler in the same guest (2 points of slack
-# for emulation noise).
+# runners spill over to the idle CPUs, so scx_tick misses about as few
+# deadlines as the kernel's default scheduler in the same guest. Confined to
+# its tick CPUs it missed 69 %; the bound is EEVDF + 5 points: measured, EDF
+# stays 1-3 points behind here (two of six in-phase runners share a CPU and
+# end at 40 ms of 50, where EEVDF's time slicing ends all near 30 ms; see
+# docs/benchmarks.md), and emulation adds noise.
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 6 --period-ms 50 --work-ms 20 --duration-s 10 --cgroup "$CG" --json)
@@ -17,6 +20,6 @@ stop_scx INT
 eevdf=$(json_field "$WORK/eevdf.json" miss_pct)
 scx=$(json_field "$WORK/scx.json" miss_pct)
 note "6 x 20 ms on an idle guest: misses EEVDF ${eevdf}%, scx_tick ${scx}%"
-python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) + 2 else 1)" "$scx" "$eevdf" \
+python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) + 5 else 1)" "$scx" "$eevdf" \
   || fail "scx_tick missed ${scx}% of deadlines, EEVDF ${eevdf}%: runners did not use the idle CPUs"
 check_dmesg_clean
