@@ -29,6 +29,14 @@ enum tick_consts {
 	MIN_LEND_NS = 50 * 1000,
 	/* a runner's slice ends at its deadline, but never sooner than this */
 	MIN_RUNNER_SLICE_NS = 200 * 1000,
+	/*
+	 * Never stall other work: a CPU that has not started other work for
+	 * OTHER_SHARE_PERIOD_NS while some waits runs it first, for
+	 * OTHER_SHARE_SLICE_NS that no runner preempts (at most 5 % of a CPU
+	 * under runner overload, as the kernel's RT throttling leaves).
+	 */
+	OTHER_SHARE_PERIOD_NS = 100 * 1000 * 1000,
+	OTHER_SHARE_SLICE_NS = 5 * 1000 * 1000,
 	/* remote queues (or CPUs) one dispatch or placement looks at, at most */
 	MAX_PROBES = 8,
 	/*

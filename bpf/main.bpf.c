@@ -141,6 +141,8 @@ struct cpu_ctx {
 	u64 running_left;     /* its predicted remaining CPU time at running_since */
 	u64 running_since;
 	u32 steal_rr;         /* round-robin position among the tick CPUs */
+	u64 other_at;         /* other work last started here */
+	u64 share_until;      /* other work running its share here: no runner preempts it */
 	u64 next_wake;        /* predicted next wake of a runner homed here */
 };
 
@@ -402,6 +404,37 @@ static u64 busy_for(struct cpu_ctx *cctx, u64 now)
 }
 
 /*
+ * A waking runner preempts other work, and a runner whose deadline is
+ * strictly earlier (EDF); mirrors dispatch::preempts().
+ */
+static bool preempts(u64 deadline, bool running_tick, u64 running_deadline)
+{
+	return !running_tick || time_before(deadline, running_deadline);
+}
+
+/*
+ * Other work is owed @cctx's CPU: some waits and none started there for
+ * OTHER_SHARE_PERIOD_NS (runners had it all). Mirrors dispatch::other_owed().
+ */
+static bool other_owed(struct cpu_ctx *cctx, u64 now)
+{
+	return elapsed(now, cctx->other_at) > OTHER_SHARE_PERIOD_NS &&
+	       scx_bpf_dsq_nr_queued(DSQ_OTHER) > 0;
+}
+
+/* Other work runs its owed share on @cctx's CPU: no runner preempts it. */
+static bool in_share(struct cpu_ctx *cctx, u64 now)
+{
+	return !cctx->running_tick && time_before(now, cctx->share_until);
+}
+
+/* May a runner with @deadline preempt what @cctx's CPU runs now? */
+static bool may_preempt(struct cpu_ctx *cctx, u64 deadline, u64 now)
+{
+	return !in_share(cctx, now) && preempts(deadline, cctx->running_tick, cctx->running_deadline);
+}
+
+/*
  * Predictive threshold stealing: a tick whose predicted start (@now plus
  * the work @ahead of it) lies more than the threshold after its start is
  * stealable. A tick predicted to start within the threshold never is.
@@ -410,15 +443,6 @@ static u64 busy_for(struct cpu_ctx *cctx, u64 now)
 static bool is_stealable(struct task_ctx *tctx, u64 now, u64 ahead)
 {
 	return tctx && elapsed(now + ahead, tctx->tick_start) > steal_threshold_ns;
-}
-
-/*
- * A waking runner preempts other work, and a runner whose deadline is
- * strictly earlier (EDF); mirrors dispatch::preempts().
- */
-static bool preempts(u64 deadline, bool running_tick, u64 running_deadline)
-{
-	return !running_tick || time_before(deadline, running_deadline);
 }
 
 /*
@@ -436,7 +460,9 @@ static u64 wait_at(s32 cpu, u64 deadline, u64 now)
 
 	if (!cctx)
 		return 0;
-	if (!preempts(deadline, cctx->running_tick, cctx->running_deadline))
+	if (in_share(cctx, now))
+		wait = elapsed(cctx->share_until, now) ?: 1;
+	else if (!preempts(deadline, cctx->running_tick, cctx->running_deadline))
 		wait = busy_for(cctx, now) ?: 1;
 	if (scx_bpf_dsq_nr_queued(cpu) <= 0)
 		return wait;
@@ -554,6 +580,11 @@ static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u
 		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(other), 0);
 	if (cpu < 0)
 		return false;
+	if (cpu == near) {
+		/* home itself is idle a moment: wake it, the runner queues there in EDF order */
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return false;
+	}
 	reserve(cpu, tctx, scx_bpf_now());
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -573,6 +604,7 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 	u64 slice = group_deadline(tctx->group);
 	u32 nr = scx_bpf_nr_cpu_ids(), want = llc_of(near), probes = 0, i;
 	u32 self = bpf_get_smp_processor_id();
+	u64 now = scx_bpf_now();
 	s32 best = -1;
 
 	bpf_for(i, 0, MAX_PROBES * 4) {
@@ -585,7 +617,7 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 		if (c == (u32)near || c == self || !bpf_cpumask_test_cpu(c, p->cpus_ptr))
 			continue;
 		cctx = lookup_cpu_ctx(c);
-		if (!cctx || cctx->running_tick)
+		if (!cctx || cctx->running_tick || in_share(cctx, now) || other_owed(cctx, now))
 			continue;
 		if (llc_of(c) == want) {
 			best = c;
@@ -598,7 +630,7 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 	}
 	if (best < 0)
 		return false;
-	reserve(best, tctx, scx_bpf_now());
+	reserve(best, tctx, now);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | best, slice, enq_flags | SCX_ENQ_PREEMPT);
 	return true;
 }
@@ -617,7 +649,7 @@ static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 
 	if (!cctx)
 		return;
-	if (preempts(tctx->deadline, cctx->running_tick, cctx->running_deadline)) {
+	if (may_preempt(cctx, tctx->deadline, now)) {
 		if (!here || (enq_flags & SCX_ENQ_WAKEUP))
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 		return;
@@ -654,7 +686,7 @@ static void kick_for_global(struct task_struct *p, struct task_ctx *tctx, u64 no
 		cpu = tick_cpus[i & (MAX_CPUS - 1)];
 		cctx = lookup_cpu_ctx(cpu);
 		if (cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
-		    preempts(tctx->deadline, cctx->running_tick, cctx->running_deadline)) {
+		    may_preempt(cctx, tctx->deadline, now)) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 			return;
 		}
@@ -1099,9 +1131,16 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
 	s32 me = tick_index(cpu);
+	u64 now = scx_bpf_now();
 
 	if (!cctx)
 		return;
+	/* never stall other work: its share first, when runners had the CPU too long */
+	if (other_owed(cctx, now) && scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
+		cctx->share_until = now + OTHER_SHARE_SLICE_NS;
+		STAT_INC(dispatch_other);
+		return;
+	}
 	if (me < 0) {
 		if (take_late_runner(cpu, cctx))
 			return;
@@ -1114,7 +1153,7 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 
 	/* the runners sleep: lend the CPU to other work if the next tick is far enough */
-	if (mid_tick_tasks && lend_window(cctx, scx_bpf_now()) >= MIN_LEND_NS &&
+	if (mid_tick_tasks && lend_window(cctx, now) >= MIN_LEND_NS &&
 	    scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
 		STAT_INC(dispatch_other);
 		STAT_INC(lends);
@@ -1188,6 +1227,12 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 
 	if (time_before(vtime_now, tctx->vtime))
 		vtime_now = tctx->vtime;
+	cctx->other_at = now;
+	/* its owed share runs whole, unpreempted */
+	if (time_before(now, cctx->share_until)) {
+		p->scx.slice = cctx->share_until - now;
+		return;
+	}
 	/* other work on a tick CPU must end run_tasks_buffer before the next tick */
 	if (tick_index(cpu) >= 0) {
 		u64 window = lend_window(cctx, now);

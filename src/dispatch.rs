@@ -21,7 +21,10 @@
 //!   ([`moved_home`]);
 //! - a runner still running or runnable at its deadline starts its next
 //!   tick one period later on the grid ([`replenish`]), so runners that
-//!   share a CPU take turns.
+//!   share a CPU take turns;
+//! - runners never stall other work: a CPU that started no other work for
+//!   [`OTHER_SHARE_PERIOD_NS`] while some waits runs it first, for
+//!   [`OTHER_SHARE_SLICE_NS`] that no runner preempts ([`other_owed`]).
 
 /// Remote queues (or CPUs) one dispatch or placement looks at, at most:
 /// the cost of a decision must not grow with the machine.
@@ -287,6 +290,17 @@ pub fn replenish(tick_start: u64, deadline: u64, period: u64, now: u64) -> (u64,
     (tick_start + k * period, deadline + k * period)
 }
 
+/// Other work's share of a CPU that runners keep busy (bpf/intf.h): at
+/// most 5 % of it, as the kernel's RT throttling leaves.
+pub const OTHER_SHARE_PERIOD_NS: u64 = crate::bpf::intf::tick_consts_OTHER_SHARE_PERIOD_NS as u64;
+pub const OTHER_SHARE_SLICE_NS: u64 = crate::bpf::intf::tick_consts_OTHER_SHARE_SLICE_NS as u64;
+
+/// Is other work owed this CPU before any runner? Some waits, and none
+/// started here for [`OTHER_SHARE_PERIOD_NS`] (BPF: `other_owed()`).
+pub fn other_owed(other_at: u64, now: u64, other_waiting: bool) -> bool {
+    other_waiting && elapsed(now, other_at) > OTHER_SHARE_PERIOD_NS
+}
+
 /// A runner's slice, mirrored from bpf/intf.h.
 pub const MIN_RUNNER_SLICE_NS: u64 = 200_000;
 
@@ -334,6 +348,18 @@ mod tests {
         poll(policy, NOW, 0, queues.len(), &mut rr, global, &|i| {
             queues[i]
         })
+    }
+
+    #[test]
+    fn other_work_is_owed_a_cpu_only_after_a_period_without_it() {
+        let t = OTHER_SHARE_PERIOD_NS;
+        assert!(!other_owed(0, t, true), "exactly one period: not yet");
+        assert!(other_owed(0, t + 1, true));
+        assert!(!other_owed(0, 10 * t, false), "nothing waits: nothing owed");
+        assert!(!other_owed(5 * t, 5 * t + 1000, true));
+        // a stamp from another CPU a little ahead is no debt
+        assert!(!other_owed(t + 10, t, true));
+        assert!(OTHER_SHARE_SLICE_NS * 20 <= OTHER_SHARE_PERIOD_NS, "at most 5 %");
     }
 
     #[test]

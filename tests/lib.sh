@@ -58,6 +58,8 @@ start_scx() {
 
 # Stop scx_tick with signal $1; sets SCX_RC.
 stop_scx() {
+  # already gone (ejected, crashed): its exit status and stderr tell why
+  kill -0 "$SCX_PID" 2>/dev/null || { set +e; wait "$SCX_PID"; SCX_RC=$?; set -e; SCX_PID=""; fail "scx_tick exited by itself before it was stopped (exit $SCX_RC)"; }
   kill -"$1" "$SCX_PID"
   set +e; wait "$SCX_PID"; SCX_RC=$?; set -e
   SCX_PID=""

@@ -90,6 +90,9 @@ struct RunnerReport {
     summary: Summary,
     /// CPU each tick started on -> number of ticks.
     cpus: BTreeMap<i32, u64>,
+    /// Ticks of the period grid skipped because the runner was a whole
+    /// period behind (--game-server): due, never run, so missed.
+    skipped: u64,
 }
 
 fn ns(ms: f64) -> u64 {
@@ -143,11 +146,12 @@ struct Plan {
     game_server: bool,
 }
 
-/// One runner: tick until `end`; the log of its ticks and the CPUs they
-/// started on.
-fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>) {
+/// One runner: tick until `end`; the log of its ticks, the CPUs they
+/// started on and how many ticks it skipped.
+fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>, u64) {
     let mut ticks = Vec::new();
     let mut cpus = BTreeMap::new();
+    let mut skipped = 0;
     let mut next = plan.start;
     while next < plan.end {
         if let Some(h) = &plan.hint {
@@ -174,10 +178,12 @@ fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>) {
         // More than a whole tick behind: skip the lost ticks (a game server
         // would otherwise run them back to back and never catch up).
         if done > next + plan.period {
-            next += (done - next) / plan.period * plan.period;
+            let lost = (done - next) / plan.period;
+            skipped += lost;
+            next += lost * plan.period;
         }
     }
-    (ticks, cpus)
+    (ticks, cpus, skipped)
 }
 
 fn request(a: &Args, work: &WorkDist, deadline: u64, period: u64) -> Result<Request> {
@@ -286,18 +292,21 @@ fn run(a: Args) -> Result<()> {
     let mut runners = Vec::new();
     let mut all = Vec::new();
     for res in results {
-        let (name, (ticks, cpus)) = res.map_err(anyhow::Error::msg)?;
+        let (name, (ticks, cpus, skipped)) = res.map_err(anyhow::Error::msg)?;
         runners.push(RunnerReport {
             name,
             summary: summarize(&ticks, deadline, 1, end - start),
             cpus,
+            skipped,
         });
         all.extend(ticks);
     }
+    let skipped: u64 = runners.iter().map(|r| r.skipped).sum();
     let total = summarize(&all, deadline, a.threads, end - start);
     if a.json {
         let v = serde_json::json!({
             "ticks": total.ticks, "misses": total.misses, "miss_pct": total.miss_pct,
+            "skipped": skipped,
             "total": total,
             "lateness_quantiles_ms": lateness_quantiles_ms(&all),
             "config": {
