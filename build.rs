@@ -7,6 +7,9 @@ fn git(args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// The test-only breakages bpf/breakages.h knows.
+const BREAKAGES: [&str; 6] = ["fifo", "nosteal", "steal-early", "nolend", "nomiss", "stall"];
+
 fn main() {
     // The commit for `--version`; "unknown" when built outside a git checkout.
     let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
@@ -18,10 +21,19 @@ fn main() {
         }
     }
 
-    scx_cargo::BpfBuilder::new()
-        .unwrap()
-        .enable_intf("bpf/intf.h", "bpf_intf.rs")
-        .enable_skel("bpf/main.bpf.c", "bpf")
-        .build()
-        .unwrap();
+    let mut bpf = scx_cargo::BpfBuilder::new().unwrap();
+    bpf.enable_intf("bpf/intf.h", "bpf_intf.rs")
+        .enable_skel("bpf/main.bpf.c", "bpf");
+    // Tests only: a deliberately broken policy (bpf/breakages.h, scripts/mutants.sh).
+    println!("cargo:rerun-if-env-changed=SCX_TICK_BREAK");
+    println!("cargo:rerun-if-changed=bpf/breakages.h");
+    if let Ok(name) = std::env::var("SCX_TICK_BREAK") {
+        if !BREAKAGES.contains(&name.as_str()) {
+            panic!("SCX_TICK_BREAK={name}: allowed: {}", BREAKAGES.join(", "));
+        }
+        let define = name.to_uppercase().replace('-', "_");
+        bpf.add_cflag(&format!("-DSCX_TICK_BREAK_{define}=1"));
+        println!("cargo:warning=scx_tick built with the test-only breakage {name}");
+    }
+    bpf.build().unwrap();
 }

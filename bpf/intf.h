@@ -30,8 +30,9 @@ enum tick_consts {
 	/* a runner's slice ends at its deadline, but never sooner than this */
 	MIN_RUNNER_SLICE_NS = 200 * 1000,
 	/*
-	 * Never stall other work: a CPU that has not started other work for
-	 * OTHER_SHARE_PERIOD_NS while some waits runs it first, for
+	 * Never stall other work: when the fair queue's head has waited
+	 * OTHER_SHARE_PERIOD_NS, a CPU that started no other work for as long
+	 * runs it first, for
 	 * OTHER_SHARE_SLICE_NS that no runner preempts (at most 5 % of a CPU
 	 * under runner overload, as the kernel's RT throttling leaves).
 	 */

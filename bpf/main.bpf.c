@@ -13,6 +13,7 @@
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
+#include "breakages.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -126,6 +127,7 @@ struct task_ctx {
 	u64 wake_interval;  /* EWMA of the time between wake-ups, predicts the next tick */
 	u64 run_start;      /* when it last got a CPU */
 	u64 vtime;          /* fair-queue vtime while it is an other task */
+	u64 queued_at;      /* when it last entered the fair queue */
 };
 
 struct {
@@ -409,17 +411,28 @@ static u64 busy_for(struct cpu_ctx *cctx, u64 now)
  */
 static bool preempts(u64 deadline, bool running_tick, u64 running_deadline)
 {
+	if (SCX_TICK_BREAK_FIFO)
+		return !running_tick;
 	return !running_tick || time_before(deadline, running_deadline);
 }
 
 /*
- * Other work is owed @cctx's CPU: some waits and none started there for
- * OTHER_SHARE_PERIOD_NS (runners had it all). Mirrors dispatch::other_owed().
+ * Other work is owed @cctx's CPU: the head of the fair queue has waited
+ * OTHER_SHARE_PERIOD_NS, and none started on this CPU for as long (runners
+ * had it all). Mirrors dispatch::other_owed().
  */
 static bool other_owed(struct cpu_ctx *cctx, u64 now)
 {
-	return elapsed(now, cctx->other_at) > OTHER_SHARE_PERIOD_NS &&
-	       scx_bpf_dsq_nr_queued(DSQ_OTHER) > 0;
+	struct task_struct *head;
+	struct task_ctx *hctx;
+
+	if (elapsed(now, cctx->other_at) <= OTHER_SHARE_PERIOD_NS)
+		return false;
+	head = __COMPAT_scx_bpf_dsq_peek(DSQ_OTHER);
+	if (!head)
+		return false;
+	hctx = bpf_task_storage_get(&task_ctxs, head, 0, 0);
+	return hctx && elapsed(now, hctx->queued_at) > OTHER_SHARE_PERIOD_NS;
 }
 
 /* Other work runs its owed share on @cctx's CPU: no runner preempts it. */
@@ -442,6 +455,8 @@ static bool may_preempt(struct cpu_ctx *cctx, u64 deadline, u64 now)
  */
 static bool is_stealable(struct task_ctx *tctx, u64 now, u64 ahead)
 {
+	if (SCX_TICK_BREAK_STEAL_EARLY)
+		return tctx;
 	return tctx && elapsed(now + ahead, tctx->tick_start) > steal_threshold_ns;
 }
 
@@ -607,6 +622,8 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 	u64 now = scx_bpf_now();
 	s32 best = -1;
 
+	if (SCX_TICK_BREAK_NOSTEAL)
+		return false;
 	bpf_for(i, 0, MAX_PROBES * 4) {
 		struct cpu_ctx *cctx;
 		u32 c;
@@ -713,7 +730,7 @@ static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	struct miss_event *e;
 	u64 over, mono;
 
-	if (tctx->missed || !time_after(now, tctx->deadline))
+	if (SCX_TICK_BREAK_NOMISS || tctx->missed || !time_after(now, tctx->deadline))
 		return;
 	tctx->missed = true;
 	over = now - tctx->deadline;
@@ -834,6 +851,12 @@ static void take_hint_mid_run(struct task_struct *p, struct task_ctx *tctx, u64 
 	begin_tick(tctx, now, hint, gs);
 }
 
+/* A runner's place in an EDF queue: its deadline. */
+static u64 queue_key(struct task_ctx *tctx)
+{
+	return SCX_TICK_BREAK_FIFO ? tctx->tick_start : tctx->deadline;
+}
+
 static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	u64 now = scx_bpf_now();
@@ -857,7 +880,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	/* --no-work-stealing: the seed's one shared EDF queue, served by all tick CPUs */
 	home = work_stealing ? runner_home(p, tctx) : -1;
 	if (home < 0) {
-		scx_bpf_dsq_insert_vtime(p, DSQ_GLOBAL_TICK, slice, tctx->deadline, enq_flags);
+		scx_bpf_dsq_insert_vtime(p, DSQ_GLOBAL_TICK, slice, queue_key(tctx), enq_flags);
 		kick_for_global(p, tctx, now);
 		return;
 	}
@@ -876,7 +899,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 		count_stolen(tctx);
 		return;
 	}
-	scx_bpf_dsq_insert_vtime(p, home, slice, tctx->deadline, enq_flags);
+	scx_bpf_dsq_insert_vtime(p, home, slice, queue_key(tctx), enq_flags);
 	kick_home(home, tctx, now, enq_flags);
 }
 
@@ -893,7 +916,7 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 	 * Never stall: per-CPU kthreads, and tasks allowed only on tick CPUs,
 	 * run where they are, whatever mid-tick lending says.
 	 */
-	if (p->nr_cpus_allowed == 1 || !can_run_on_other_cpu(p)) {
+	if (!SCX_TICK_BREAK_STALL && (p->nr_cpus_allowed == 1 || !can_run_on_other_cpu(p))) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, other_slice_ns, enq_flags);
 		return;
 	}
@@ -901,6 +924,8 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 	vtime = tctx ? tctx->vtime : vtime_now;
 	if (time_before(vtime, vtime_now - other_slice_ns))
 		vtime = vtime_now - other_slice_ns;
+	if (tctx)
+		tctx->queued_at = scx_bpf_now();
 	scx_bpf_dsq_insert_vtime(p, DSQ_OTHER, other_slice_ns, vtime, enq_flags);
 
 	mask = other_cpumask;
@@ -982,7 +1007,7 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
 	bool stolen = false;
 	u64 ahead;
 
-	if (scx_bpf_dsq_nr_queued(victim) <= 0)
+	if (SCX_TICK_BREAK_NOSTEAL || scx_bpf_dsq_nr_queued(victim) <= 0)
 		return false;
 	vctx = lookup_cpu_ctx(victim);
 	ahead = vctx ? busy_for(vctx, now) : 0;
@@ -1135,8 +1160,12 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 
 	if (!cctx)
 		return;
-	/* never stall other work: its share first, when runners had the CPU too long */
-	if (other_owed(cctx, now) && scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
+	/*
+	 * Never stall other work: its share first, when runners had the CPU
+	 * too long (a tick CPU only if it may lend itself at all).
+	 */
+	if ((me < 0 || mid_tick_tasks) && other_owed(cctx, now) &&
+	    scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
 		cctx->share_until = now + OTHER_SHARE_SLICE_NS;
 		STAT_INC(dispatch_other);
 		return;
@@ -1153,7 +1182,7 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 
 	/* the runners sleep: lend the CPU to other work if the next tick is far enough */
-	if (mid_tick_tasks && lend_window(cctx, now) >= MIN_LEND_NS &&
+	if (mid_tick_tasks && !SCX_TICK_BREAK_NOLEND && lend_window(cctx, now) >= MIN_LEND_NS &&
 	    scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
 		STAT_INC(dispatch_other);
 		STAT_INC(lends);

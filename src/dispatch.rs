@@ -22,9 +22,10 @@
 //! - a runner still running or runnable at its deadline starts its next
 //!   tick one period later on the grid ([`replenish`]), so runners that
 //!   share a CPU take turns;
-//! - runners never stall other work: a CPU that started no other work for
-//!   [`OTHER_SHARE_PERIOD_NS`] while some waits runs it first, for
-//!   [`OTHER_SHARE_SLICE_NS`] that no runner preempts ([`other_owed`]).
+//! - runners never stall other work: once the fair queue's head has
+//!   waited [`OTHER_SHARE_PERIOD_NS`], a CPU that started no other work for
+//!   as long runs it first, for [`OTHER_SHARE_SLICE_NS`] that no runner
+//!   preempts ([`other_owed`]).
 
 /// Remote queues (or CPUs) one dispatch or placement looks at, at most:
 /// the cost of a decision must not grow with the machine.
@@ -294,11 +295,18 @@ pub fn replenish(tick_start: u64, deadline: u64, period: u64, now: u64) -> (u64,
 /// most 5 % of it, as the kernel's RT throttling leaves.
 pub const OTHER_SHARE_PERIOD_NS: u64 = crate::bpf::intf::tick_consts_OTHER_SHARE_PERIOD_NS as u64;
 pub const OTHER_SHARE_SLICE_NS: u64 = crate::bpf::intf::tick_consts_OTHER_SHARE_SLICE_NS as u64;
+const _: () = assert!(
+    OTHER_SHARE_SLICE_NS * 20 <= OTHER_SHARE_PERIOD_NS,
+    "at most 5 %"
+);
 
-/// Is other work owed this CPU before any runner? Some waits, and none
-/// started here for [`OTHER_SHARE_PERIOD_NS`] (BPF: `other_owed()`).
-pub fn other_owed(other_at: u64, now: u64, other_waiting: bool) -> bool {
-    other_waiting && elapsed(now, other_at) > OTHER_SHARE_PERIOD_NS
+/// Is other work owed this CPU before any runner? The head of the fair
+/// queue (`head_queued_at`: when it was queued, None: the queue is empty)
+/// has waited [`OTHER_SHARE_PERIOD_NS`], and no other work started here
+/// for as long (BPF: `other_owed()`).
+pub fn other_owed(other_at: u64, now: u64, head_queued_at: Option<u64>) -> bool {
+    elapsed(now, other_at) > OTHER_SHARE_PERIOD_NS
+        && head_queued_at.is_some_and(|q| elapsed(now, q) > OTHER_SHARE_PERIOD_NS)
 }
 
 /// A runner's slice, mirrored from bpf/intf.h.
@@ -351,15 +359,18 @@ mod tests {
     }
 
     #[test]
-    fn other_work_is_owed_a_cpu_only_after_a_period_without_it() {
+    fn other_work_is_owed_a_cpu_only_after_it_waited_a_period_without_it() {
         let t = OTHER_SHARE_PERIOD_NS;
-        assert!(!other_owed(0, t, true), "exactly one period: not yet");
-        assert!(other_owed(0, t + 1, true));
-        assert!(!other_owed(0, 10 * t, false), "nothing waits: nothing owed");
-        assert!(!other_owed(5 * t, 5 * t + 1000, true));
-        // a stamp from another CPU a little ahead is no debt
-        assert!(!other_owed(t + 10, t, true));
-        assert!(OTHER_SHARE_SLICE_NS * 20 <= OTHER_SHARE_PERIOD_NS, "at most 5 %");
+        assert!(!other_owed(0, t, Some(0)), "exactly one period: not yet");
+        assert!(other_owed(0, t + 1, Some(0)));
+        assert!(!other_owed(0, 10 * t, None), "nothing waits: nothing owed");
+        // a task queued a moment ago is not starved, however long the CPU ran runners
+        assert!(!other_owed(0, 10 * t, Some(10 * t - 1000)));
+        // other work started here recently: the debt is paid
+        assert!(!other_owed(5 * t, 5 * t + 1000, Some(0)));
+        // stamps from another CPU a little ahead are no debt
+        assert!(!other_owed(t + 10, t, Some(0)));
+        assert!(!other_owed(0, t, Some(t + 10)));
     }
 
     #[test]

@@ -391,6 +391,27 @@ mod tests {
     use std::net::TcpStream;
 
     #[test]
+    fn the_json_file_is_appended_to_or_started_anew() {
+        let path = std::env::temp_dir().join(format!("scx_tick-json-{}", std::process::id()));
+        std::fs::write(&path, "{\"earlier\":1}\n").unwrap();
+        JsonSink::open(&path, true)
+            .unwrap()
+            .write(&Metrics::default())
+            .unwrap();
+        let kept = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(kept.lines().count(), 2, "{kept}");
+        assert!(kept.starts_with("{\"earlier\":1}\n"), "{kept}");
+        JsonSink::open(&path, false)
+            .unwrap()
+            .write(&Metrics::default())
+            .unwrap();
+        let fresh = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(fresh.lines().count(), 1, "{fresh}");
+        serde_json::from_str::<serde_json::Value>(fresh.trim()).unwrap();
+    }
+
+    #[test]
     fn an_idle_connection_does_not_block_a_scrape() {
         let shared = Shared::default();
         shared.lock().unwrap().lends = 7;

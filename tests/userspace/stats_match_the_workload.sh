@@ -13,7 +13,8 @@ start_scx --tick-cpus 1,2 --tick-cgroup heavy,period=50,deadline=20,cpus=1 \
 heavy=$!
 "$TICKLOAD" -n 2 --period-ms 50 --work-ms 1 --duration-s 8 --cgroup "$LIGHT" --json >"$WORK/light.json" &
 light=$!
-wait $heavy $light || fail "tickload failed"
+wait $heavy || fail "tickload (heavy) failed"
+wait $light || fail "tickload (light) failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 grep -q "heavy: .*ticks/s" "$WORK/scx.out" || fail "no live line for the heavy group: $(head -3 "$WORK/scx.out")"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Threads become tick runners when moved into the group at run time and stop
-# being runners when moved out; a group removed while running causes no error.
+# Live runner threads become tick runners when moved into the group while
+# they tick (cgroup.threads) and stop being runners when moved out, as the
+# per-interval stats show; a child cgroup counts; a group removed while
+# running causes no error.
 # A missing cgroup at start is refused with a clear message when asked to
 # (--missing-cgroup refuse).
 source "$(dirname "$0")/../lib.sh"
@@ -11,18 +13,47 @@ set -e
 grep -q "does not exist" "$WORK/err" || fail "unclear message: $(cat "$WORK/err")"
 note "missing group: $(cat "$WORK/err")"
 
+# Live runner threads moved in and out of the tick group while they tick:
+# a threaded subtree tp (domain) with the tick group tp/in (threaded); the
+# workload's runner threads start in tp, move to tp/in, then back.
+TP=$(make_cgroup tp)
+mkdir "$TP/in"
+echo threaded >"$TP/in/cgroup.type"
+start_scx --tick-cgroup tp/in --stats 1 --stats-json "$WORK/stats.jsonl"
+(echo $BASHPID >"$TP/cgroup.procs" && exec "$TICKLOAD" -n 2 --work-ms 2 --duration-s 14 --json) >"$WORK/load.json" &
+load=$!
+for _ in $(seq 50); do [[ $(ls /proc/$load/task 2>/dev/null | wc -l) -ge 3 ]] && break; sleep 0.1; done
+runners=$(ls /proc/$load/task | grep -vx $load)
+# the counter after the next stats line (each second) is the phase boundary
+ticks_now() {
+  local n; n=$(wc -l <"$WORK/stats.jsonl")
+  for _ in $(seq 30); do (($(wc -l <"$WORK/stats.jsonl") > n)) && break; sleep 0.1; done
+  tail -1 "$WORK/stats.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["groups"]["tp/in"]["ticks"])'
+}
+sleep 2; t0=$(ticks_now)
+sleep 4; t1=$(ticks_now) # outside: no ticks
+for t in $runners; do echo "$t" >"$TP/in/cgroup.threads"; done
+sleep 4; t2=$(ticks_now) # inside: 2 runners x 20 TPS
+for t in $runners; do echo "$t" >"$TP/cgroup.threads"; done
+sleep 4; t3=$(ticks_now) # outside again
+wait $load || fail "tickload failed"
+out1=$((t1 - t0)) in=$((t2 - t1)) out2=$((t3 - t2))
+note "ticks counted per ~4 s phase while the live runners were: outside $out1, inside $in, outside again $out2 (2 runners x 20 TPS: ~160 inside)"
+((out1 <= 2)) || fail "$out1 ticks counted while no runner was in the group"
+# a phase boundary is a stats line up to 1 s late: inside at least 60 % of
+# 160, outside again at most that 1 s of inside (40) plus the moves
+((in >= 96)) || fail "only $in ticks counted while the runners were in the group"
+((out2 * 4 <= in)) || fail "$out2 ticks counted after the runners left the group (inside: $in)"
+stop_scx INT
+[[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
+
+# A child cgroup below the group counts too; then the group disappears
+# while scx_tick runs: no error, it stays enabled and counts nothing more.
 CG=$(make_cgroup tick)
 OUT=$(make_cgroup outside)
-start_scx --tick-cgroup tick --stats 1
-# 1) outside the group: no ticks
-"$TICKLOAD" -n 2 --work-ms 2 --duration-s 3 --cgroup "$OUT" >/dev/null
-sleep 1.5 # let one stats interval pass
-before=$(tail -1 "$WORK/scx.out")
-# 2) moved into the group while running: ticks counted
-"$TICKLOAD" -n 2 --work-ms 2 --duration-s 3 --cgroup "$CG" >/dev/null
-# 3) a child cgroup below the group counts too, then the group disappears
+start_scx --tick-cgroup tick
 mkdir "$CG/child"
-"$TICKLOAD" -n 1 --work-ms 2 --duration-s 2 --cgroup "$CG/child" >/dev/null
+"$TICKLOAD" -n 1 --work-ms 2 --duration-s 2 --cgroup "$CG/child" --json >"$WORK/child.json"
 echo $$ >/sys/fs/cgroup/cgroup.procs
 rmdir "$CG/child" "$CG"
 "$TICKLOAD" -n 1 --work-ms 2 --duration-s 2 --cgroup "$OUT" >/dev/null
@@ -30,8 +61,8 @@ rmdir "$CG/child" "$CG"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 read_totals
-note "ticks while outside the group (per stats line): ${before}"
-note "total ticks: $tot_ticks"
-# 2 runners x 3 s x 20 TPS + 1 x 2 s x 20 = 160 ticks inside; outside ones must not count
-((tot_ticks >= 120 && tot_ticks <= 240)) || fail "ticks=$tot_ticks, expected about 160-180 (only the runs inside the group; outside ones would add 120+)"
+own=$(json_field "$WORK/child.json" ticks)
+note "child cgroup: scx_tick counted $tot_ticks ticks, the workload ran $own; then 40 outside"
+# the child's ticks (plus one per thread) and none of the 40 outside ones
+((tot_ticks * 10 >= own * 9 && tot_ticks <= own + 5)) || fail "ticks=$tot_ticks for a child workload of $own ticks"
 check_dmesg_clean

@@ -1,26 +1,36 @@
 #!/usr/bin/env bash
 # While runners sleep, tick CPUs run other work (mid-tick tasks) unless
-# --no-mid-tick; either way the hogs outside the group keep running.
+# --no-mid-tick; either way the hogs outside the group keep running. Seen
+# from the CPUs' side: how busy the tick CPUs were (/proc/stat).
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 2 --period-ms 50 --work-ms 2 --duration-s 8 --cgroup "$CG")
+# busy and total jiffies of tick CPUs 1 and 2 so far
+cpu_times() { awk '$1 == "cpu1" || $1 == "cpu2" { for (i = 2; i <= 9; i++) t += $i; b += $2 + $3 + $4 + $7 + $8 + $9 } END { print b, t }' /proc/stat; }
 
 run_case() { # name, scx flags...
   local name=$1; shift
   start_scx --tick-cpus 1,2 --tick-cgroup tick "$@"
   stress-ng --cpu 6 --timeout 8s --metrics-brief >"$WORK/$name.stress" 2>&1 &
-  local hogs=$!
+  local hogs=$! b0 t0 b1 t1
+  read -r b0 t0 < <(cpu_times)
   "$TICKLOAD" "${LOAD[@]}" >"$WORK/$name.load" || fail "$name: tickload failed"
+  read -r b1 t1 < <(cpu_times)
+  busy=$(((b1 - b0) * 100 / (t1 - t0)))
   wait $hogs || fail "$name: stress-ng failed"
   stop_scx INT
   read_totals
   ops=$(awk '/metrc:.* cpu /{print $5}' "$WORK/$name.stress")
-  note "$name: lends=$tot_lends other=$tot_dispatch_other hog bogo-ops=$ops; $(grep total: "$WORK/$name.load")"
+  note "$name: tick CPUs busy $busy %; lends=$tot_lends other=$tot_dispatch_other hog bogo-ops=$ops; $(grep total: "$WORK/$name.load")"
   [[ -n "$ops" && "${ops%.*}" -gt 0 ]] || fail "$name: the hogs made no progress"
 }
 
+# 6 hogs and 2 runners using 4 % of a CPU each: lent, the tick CPUs are
+# nearly always busy; not lent, nearly always idle
 run_case mid-tick
+((busy >= 60)) || fail "mid-tick on: the tick CPUs were busy only $busy % of the time beside 6 hogs"
 ((tot_lends > 0)) || fail "mid-tick on: tick CPUs never ran other work while runners slept"
 run_case no-mid-tick --no-mid-tick
+((busy <= 30)) || fail "--no-mid-tick: the tick CPUs were busy $busy % of the time (lent to the hogs?)"
 ((tot_lends == 0)) || fail "--no-mid-tick: tick CPUs were lent $tot_lends times"
 check_dmesg_clean

@@ -40,7 +40,8 @@ print("# metrics endpoint:", len(text.splitlines()), "lines, e.g.",
       next(l for l in text.splitlines() if l.startswith("scx_tick_ticks_total")))
 PY
 
-wait $heavy $light || fail "tickload failed"
+wait $heavy || fail "tickload (heavy) failed"
+wait $light || fail "tickload (light) failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 check_heavy_light_misses

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Deliberate breakages, for the test suite's proof only: scripts/mutants.sh
+ * builds scx_tick with SCX_TICK_BREAK=<name> (build.rs turns it into
+ * -DSCX_TICK_BREAK_<NAME>=1) and checks that the scenarios named after the
+ * feature fail. A normal build has every one 0, and clang drops the code.
+ */
+#ifndef __SCX_TICK_BREAKAGES_H
+#define __SCX_TICK_BREAKAGES_H
+
+#ifndef SCX_TICK_BREAK_FIFO
+#define SCX_TICK_BREAK_FIFO 0        /* runners queued in wake order, not by deadline */
+#endif
+#ifndef SCX_TICK_BREAK_NOSTEAL
+#define SCX_TICK_BREAK_NOSTEAL 0     /* no CPU ever takes another's runner */
+#endif
+#ifndef SCX_TICK_BREAK_STEAL_EARLY
+#define SCX_TICK_BREAK_STEAL_EARLY 0 /* every queued runner is stealable, threshold ignored */
+#endif
+#ifndef SCX_TICK_BREAK_NOLEND
+#define SCX_TICK_BREAK_NOLEND 0      /* tick CPUs never lent to other work */
+#endif
+#ifndef SCX_TICK_BREAK_NOMISS
+#define SCX_TICK_BREAK_NOMISS 0      /* deadline misses never counted */
+#endif
+#ifndef SCX_TICK_BREAK_STALL
+#define SCX_TICK_BREAK_STALL 0       /* tasks allowed only on tick CPUs wait in the shared queue */
+#endif
+
+#endif /* __SCX_TICK_BREAKAGES_H */
