@@ -8,7 +8,14 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 6] = ["fifo", "nosteal", "steal-early", "nolend", "nomiss", "stall"];
+const BREAKAGES: [&str; 6] = [
+    "fifo",
+    "nosteal",
+    "steal-early",
+    "nolend",
+    "nomiss",
+    "stall",
+];
 
 fn main() {
     // The commit for `--version`; "unknown" when built outside a git checkout.
