@@ -13,9 +13,9 @@ run_case() { # name, scx flags...
   start_scx --tick-cpus 1,2 --tick-cgroup tick "$@"
   stress-ng --cpu 6 --timeout 8s --metrics-brief >"$WORK/$name.stress" 2>&1 &
   local hogs=$! b0 t0 b1 t1
-  read -r b0 t0 < <(cpu_times)
+  read -r b0 t0 <<<"$(cpu_times)"
   "$TICKLOAD" "${LOAD[@]}" >"$WORK/$name.load" || fail "$name: tickload failed"
-  read -r b1 t1 < <(cpu_times)
+  read -r b1 t1 <<<"$(cpu_times)"
   busy=$(((b1 - b0) * 100 / (t1 - t0)))
   wait $hogs || fail "$name: stress-ng failed"
   stop_scx INT

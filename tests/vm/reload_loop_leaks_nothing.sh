@@ -17,14 +17,14 @@ maps_before=$(bpftool map list | wc -l)
 # scx_tick's own programs (its callbacks are named tick_*) and maps, by name
 ours_progs() { bpftool prog list | grep -cE 'struct_ops +name tick_' || true; }
 ours_maps() { bpftool map list | grep -cE 'name (tick_groups|home_cpus|task_ctxs|hint_slots|steal_timers) ' || true; }
-((ours_progs_before = $(ours_progs), ours_maps_before = $(ours_maps)))
+ours_progs_before=$(ours_progs) ours_maps_before=$(ours_maps)
 for ((i = 1; i <= CYCLES; i++)); do
   sig=INT; ((i % 2)) || sig=TERM
   pin=soft; ((i % 4 < 2)) || pin=hard
   start_scx --tick-cgroup tick --pin $pin
   # positive control: what must be gone afterwards is visible while it runs
   if ((i == 1)); then
-    ((ours_running_progs = $(ours_progs), ours_running_maps = $(ours_maps)))
+    ours_running_progs=$(ours_progs) ours_running_maps=$(ours_maps)
     ((ours_running_progs >= 5 && ours_running_maps >= 5)) \
       || fail "scx_tick's programs/maps not visible while it runs ($ours_running_progs/$ours_running_maps): the leak check would see nothing"
   fi
