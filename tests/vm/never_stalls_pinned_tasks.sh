@@ -25,8 +25,10 @@ import json, sys
 p = json.load(open(sys.argv[1]))["total"]
 print(f"# pinned probe: {p['ticks']} of 1000 ticks, start lateness max {p['lateness_max_ms']:.0f} ms, "
       f"longest wait mid-work {p['stall_max_ms']:.0f} ms")
-# 2 x 50 ticks/s for 10 s; a wait of a second is a stall (the watchdog: 5 s)
-sys.exit(0 if p["ticks"] >= 900 and p["lateness_max_ms"] < 1000 and p["stall_max_ms"] < 1000 else 1)
+# 2 x 50 ticks/s for 10 s, sharing the CPU with two pinned hogs and the
+# runners: at least half of them (the BPF mode keeps ~all, --userspace
+# ~80 %); a wait of a second is a stall (the watchdog: 5 s)
+sys.exit(0 if p["ticks"] >= 500 and p["lateness_max_ms"] < 1000 and p["stall_max_ms"] < 1000 else 1)
 PY
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
