@@ -26,7 +26,7 @@ ORDER=(fifo nosteal steal-early nolend nomiss stall)
 [[ $# -gt 0 ]] && ORDER=("$@")
 for b in "${ORDER[@]}"; do [[ -n "${MUST[$b]:-}" ]] || die "unknown breakage $b (allowed: ${!MUST[*]})"; done
 
-build() { cargo build --release --locked --workspace -q 2>&1 | grep -v "^warning: scx_tick@" | tail -5; }
+build() { cargo build --release --locked --workspace -q >/tmp/scx_tick-mutant-build.log 2>&1 || { tail -20 /tmp/scx_tick-mutant-build.log; return 1; }; }
 trap 'log "rebuilding the normal scx_tick"; unset SCX_TICK_BREAK; build' EXIT
 
 ROWS=()
