@@ -16,12 +16,9 @@ grep -qx "ExecStart=$P/bin/scx_tick --config $P/etc/scx_tick.toml" "$P/units/scx
 echo "# edited" >>"$P/etc/scx_tick.toml"
 bash "$ROOT/scripts/install.sh" --no-build --prefix "$P" --sysconfdir "$P/etc" --unitdir "$P/units" 2>/dev/null || fail "second install failed"
 grep -q "^# edited" "$P/etc/scx_tick.toml" || fail "a second install overwrote the configuration"
-if command -v systemd-analyze >/dev/null; then
-  systemd-analyze verify "$P/units/scx_tick.service" >"$WORK/verify" 2>&1 || fail "systemd-analyze verify: $(cat "$WORK/verify")"
-  note "systemd-analyze verify: ok $(cat "$WORK/verify")"
-else
-  note "no systemd-analyze here: unit not verified"
-fi
+command -v systemd-analyze >/dev/null || fail "no systemd-analyze to verify the unit with (scripts/setup.sh installs systemd)"
+systemd-analyze verify "$P/units/scx_tick.service" >"$WORK/verify" 2>&1 || fail "systemd-analyze verify: $(cat "$WORK/verify")"
+note "systemd-analyze verify: ok $(cat "$WORK/verify")"
 "$SCX" check-config "$ROOT/examples/game-server.toml" >"$WORK/check" 2>&1 || fail "the example does not validate: $(cat "$WORK/check")"
 grep -q "not checked:" "$WORK/check" && grep -q "which processes and threads tick group world selects" "$WORK/check" \
   || fail "check-config does not say what it did not check: $(cat "$WORK/check")"
