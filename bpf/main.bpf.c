@@ -222,7 +222,8 @@ static u32 hist_bucket(u64 ns)
 
 	if (us < HIST_SUB)
 		return us;
-	e = log2_u64(us);
+	/* floor(log2(us)): scx's log2_u64() returns the bit length, one more */
+	e = log2_u64(us) - 1;
 	b = HIST_SUB + (e - HIST_SUB_BITS) * HIST_SUB + ((us >> (e - HIST_SUB_BITS)) & (HIST_SUB - 1));
 	return b < NR_HIST_BUCKETS ? b : NR_HIST_BUCKETS - 1;
 }
