@@ -67,7 +67,8 @@ stop_scx INT
 read_totals
 own=$(json_field "$WORK/child.json" ticks)
 note "child cgroup: scx_tick counted $tot_ticks ticks, the workload ran $own; then 120 outside"
-# the child's ticks (its main thread's few wake-ups count too) and none of
-# the 120 outside ones
-((tot_ticks * 10 >= own * 9 && tot_ticks <= own + 30)) || fail "ticks=$tot_ticks for a child workload of $own ticks"
+# the child's ticks and none of the 120 outside ones; every wake-up of a
+# thread in the group is a tick, so its main thread's (start-up I/O over the
+# guest's 9p root, spawning, joining) add a few dozen
+((tot_ticks * 10 >= own * 9 && tot_ticks <= own + 60)) || fail "ticks=$tot_ticks for a child workload of $own ticks"
 check_dmesg_clean

@@ -3,7 +3,8 @@
 # every affinity is restored when scx_tick exits on SIGTERM.
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
-"$TICKLOAD" -n 2 --work-ms 10 --duration-s 8 --cgroup "$CG" --json >"$WORK/load" &
+# the workloads outlive the checks however slow the guest (they are ended below)
+"$TICKLOAD" -n 2 --work-ms 10 --duration-s 120 --cgroup "$CG" >"$WORK/load" &
 pid=$!
 for _ in $(seq 50); do [[ $(ls /proc/$pid/task | wc -l) -ge 3 ]] && break; sleep 0.1; done
 tids=$(ls /proc/$pid/task | grep -vx $pid)
@@ -31,8 +32,9 @@ ran=$(for _ in $(seq 20); do
 done | sort -u | tr '\n' ' ')
 note "CPUs the hard-pinned runners were seen on: $ran"
 [[ "$ran" == "1 " ]] || fail "hard-pinned runners ran on CPUs $ran"
-wait $pid || fail "tickload failed"
-"$TICKLOAD" -n 2 --work-ms 10 --duration-s 4 --cgroup "$CG" >"$WORK/load2" &
+kill -0 $pid || fail "tickload ended early: $(cat "$WORK/load")"
+kill $pid; wait $pid 2>/dev/null || true
+"$TICKLOAD" -n 2 --work-ms 10 --duration-s 120 --cgroup "$CG" >"$WORK/load2" &
 pid=$!
 for _ in $(seq 50); do [[ $(ls /proc/$pid/task | wc -l) -ge 3 ]] && break; sleep 0.1; done
 tids=$(ls /proc/$pid/task | grep -vx $pid)
@@ -45,6 +47,6 @@ stop_scx TERM
 after=$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)
 note "affinity before: $before, while pinned: $during, after SIGTERM: $after"
 [[ "$after" == "$before" ]] || fail "affinity not restored: $after, was $before"
-wait $pid
+kill $pid; wait $pid 2>/dev/null || true
 read_totals
 ((tot_dispatch_stolen == 0)) || fail "$tot_dispatch_stolen steals of hard-pinned runners"
