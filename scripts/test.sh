@@ -110,11 +110,11 @@ run_vm() { # file qemu|vng
   return "$rc"
 }
 
-PASSED=0 FAILED=0 SKIPPED=0 FAILURES=() RETRIED=() RETRIED_PASSED=0 NOT_RUN=()
+PASSED=0 FAILED=0 SKIPPED=0 FAILURES=() RETRIED=() RETRIED_PASSED=0 NOT_RUN=() VNG_PASSED=0
 LIMIT=${SCX_TICK_SUITE_LIMIT_S:-4800}
 record() { # name rc seconds
   case $2 in
-    0) PASSED=$((PASSED + 1)); echo "ok      $1 (${3}s)" ;;
+    0) PASSED=$((PASSED + 1)); [[ $1 == vng/* ]] && VNG_PASSED=$((VNG_PASSED + 1)); echo "ok      $1 (${3}s)" ;;
     77) SKIPPED=$((SKIPPED + 1)); echo "skipped $1" ;;
     *) FAILED=$((FAILED + 1)); FAILURES+=("$1"); echo "FAILED  $1 (exit $2, ${3}s)" ;;
   esac
@@ -153,6 +153,6 @@ echo
 [[ ${#NOT_RUN[@]} -gt 0 ]] && echo "not run, the suite's ${LIMIT} s had passed: ${NOT_RUN[*]}"
 [[ ${#RETRIED[@]} -gt 0 ]] && echo "retried after an emulator int3 oops: ${RETRIED[*]} ($RETRIED_PASSED passed on the retry)"
 [[ ${#FAILURES[@]} -gt 0 ]] && echo "failed: ${FAILURES[*]}"
-echo "scenarios: $PASSED passed ($RETRIED_PASSED of them on an int3 retry), $FAILED failed, $SKIPPED skipped, ${#NOT_RUN[@]} not run (time limit) in $SECONDS s"
+echo "scenarios: $PASSED passed ($VNG_PASSED of them under virtme-ng, $RETRIED_PASSED on an int3 retry), $FAILED failed, $SKIPPED skipped, ${#NOT_RUN[@]} not run (time limit) in $SECONDS s"
 echo "$PASSED passed, $FAILED failed"
 [[ $FAILED -eq 0 ]]
