@@ -432,7 +432,7 @@ static bool other_owed(struct cpu_ctx *cctx, u64 now)
 	head = __COMPAT_scx_bpf_dsq_peek(DSQ_OTHER);
 	if (!head)
 		return false;
-	hctx = bpf_task_storage_get(&task_ctxs, head, 0, 0);
+	hctx = lookup_task_ctx(head);
 	return hctx && elapsed(now, hctx->queued_at) > OTHER_SHARE_PERIOD_NS;
 }
 
