@@ -1409,6 +1409,17 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tick_init)
 	return 0;
 }
 
+/*
+ * A higher class (an RT task, a stop task) took this CPU: what waits in its
+ * local queue would wait for as long as that runs (a SCHED_FIFO hog: up to
+ * the fair server's ~1 s). Give it back to enqueue, which places it anew;
+ * tasks allowed only here come back to this CPU.
+ */
+void BPF_STRUCT_OPS(tick_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+{
+	scx_bpf_reenqueue_local();
+}
+
 void BPF_STRUCT_OPS(tick_exit, struct scx_exit_info *ei)
 {
 	UEI_RECORD(uei, ei);
@@ -1422,6 +1433,7 @@ SCX_OPS_DEFINE(tick_ops,
 	       .running = (void *)tick_running,
 	       .stopping = (void *)tick_stopping,
 	       .quiescent = (void *)tick_quiescent,
+	       .cpu_release = (void *)tick_cpu_release,
 	       .init_task = (void *)tick_init_task,
 	       .init = (void *)tick_init,
 	       .exit = (void *)tick_exit,
