@@ -1,8 +1,11 @@
-// scx_rustland_core's builder writes its BPF side (intf.h, main.bpf.c) and
-// the Rust connector (src/bpf.rs) into this crate, then compiles them.
+// The userspace mode's BPF side (bpf/: scx_rustland_core's backend with a
+// wake-up stamp) and its Rust connector (src/bpf.rs) live in this crate;
+// this compiles the BPF side, as scx_rustland_core's own builder would.
 fn main() {
-    scx_rustland_core::RustLandBuilder::new()
+    scx_cargo::BpfBuilder::new()
         .unwrap()
+        .enable_intf("bpf/intf.h", "bpf_intf.rs")
+        .enable_skel("bpf/main.bpf.c", "bpf")
         .build()
         .unwrap();
 }

@@ -257,6 +257,12 @@ impl<'a> Sched<'a> {
         };
         let fresh = t.exec_runtime == 0 && t.flags & SCX_ENQ_WAKEUP != 0;
         let ran = self.clock.mono(t.start_ts).zip(self.clock.mono(t.stop_ts));
+        // a tick starts at the wake-up (BPF's stamp), not when we see it:
+        // the time it waited for this scheduler is lateness too
+        let at = match self.clock.mono(t.wake_ts) {
+            Some(w) if fresh => w.min(now),
+            _ => now,
+        };
         let homes = if global { &self.group_homes[g] } else { &homes };
         let e = self.runners.enqueue(
             t.pid,
@@ -264,7 +270,7 @@ impl<'a> Sched<'a> {
             homes,
             self.plan.groups[g].deadline_ns,
             fresh,
-            now,
+            at,
             ran.map(|(start, stop)| Ran { start, stop }),
         );
         if let Some(o) = e.closed {
