@@ -100,6 +100,45 @@ struct miss_event {
 	char comm[16];
 };
 
+/*
+ * Test-only decision trace (scx_tick --trace-decisions FILE): one poll of a
+ * CPU for a runner, its inputs and its pick, replayed through the model
+ * (src/trace.rs, dispatch::poll and dispatch::poll_spill).
+ */
+enum trace_pick {
+	TRACE_LOCAL = 0,
+	TRACE_GLOBAL = 1,
+	TRACE_STEAL = 2,
+	TRACE_NOTHING = 3,
+};
+
+/* A queue's head as the poll saw it. */
+struct trace_head {
+	u64 deadline;       /* its queue key */
+	u64 tick_start;
+	u64 ahead;          /* a steal candidate: the work its CPU still runs */
+	s32 queue;          /* tick index of the queue, -1: the global queue */
+	u32 present;        /* 0: empty, or its head may not run here */
+};
+
+struct decision {
+	u64 now;
+	u64 steal_threshold_ns;
+	s32 me;             /* tick index of the polling CPU, -1: a non-tick CPU */
+	u32 nr_tick_cpus;
+	u32 work_stealing;
+	u32 rr_before;      /* the CPU's round-robin steal cursor */
+	u32 rr_after;
+	s32 pick;           /* enum trace_pick, -1: none yet */
+	s32 victim;         /* TRACE_STEAL: tick index of the queue stolen from */
+	u32 raced;          /* the pick's move failed (its head went away): later steps ran */
+	u32 nr_probed;
+	u32 pad;
+	struct trace_head local;
+	struct trace_head global;
+	struct trace_head probed[MAX_PROBES];
+};
+
 /* A tick group as userspace registers it, keyed by cgroup id. */
 struct tick_group {
 	u32 idx;

@@ -32,6 +32,7 @@ const volatile u64 run_tasks_buffer_ns = 100000;
 const volatile u64 other_slice_ns = 5000000;
 const volatile bool work_stealing = true;
 const volatile bool mid_tick_tasks = true;
+const volatile bool trace_decisions;            /* tests only: --trace-decisions */
 
 /* Bumped by userspace whenever tick_groups changes: forces reclassification. */
 u32 groups_gen;
@@ -107,6 +108,21 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } miss_events SEC(".maps");
+
+/* --trace-decisions (tests): the decisions, and each CPU's one being built */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* userspace sizes it when tracing */
+} decisions SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct decision);
+} decision_buf SEC(".maps");
+
+u64 decisions_dropped;
 
 struct task_ctx {
 	u64 cgid;           /* cgroup id the classification below was made for */
@@ -996,6 +1012,93 @@ static bool local_first(struct task_struct *l, struct task_struct *g)
 }
 
 /*
+ * --trace-decisions (tests only): each poll for a runner records its inputs
+ * and its pick, which src/trace.rs replays through dispatch::poll() and
+ * dispatch::poll_spill(). Without the flag tracing() is NULL and the
+ * verifier drops the rest.
+ */
+static struct decision *tracing(void)
+{
+	u32 zero = 0;
+
+	return trace_decisions ? bpf_map_lookup_elem(&decision_buf, &zero) : NULL;
+}
+
+static void trace_head(struct trace_head *h, struct task_struct *p, s32 queue, u64 ahead,
+		       bool may_run)
+{
+	struct task_ctx *tctx = p ? lookup_task_ctx(p) : NULL;
+
+	h->queue = queue;
+	h->present = p && tctx && may_run;
+	h->deadline = p ? p->scx.dsq_vtime : 0;
+	h->tick_start = tctx ? tctx->tick_start : 0;
+	h->ahead = ahead;
+}
+
+static struct decision *trace_begin(s32 me, struct cpu_ctx *cctx, u64 now)
+{
+	struct decision *d = tracing();
+
+	if (!d)
+		return NULL;
+	d->now = now;
+	d->steal_threshold_ns = steal_threshold_ns;
+	d->me = me;
+	d->nr_tick_cpus = nr_tick_cpus;
+	d->work_stealing = work_stealing;
+	d->rr_before = cctx->steal_rr;
+	d->pick = -1;
+	d->victim = -1;
+	d->raced = 0;
+	d->nr_probed = 0;
+	d->local.present = 0;
+	d->global.present = 0;
+	return d;
+}
+
+/* The poll's first pick is its decision; @ok: its move worked (else later steps ran). */
+static void trace_pick(s32 pick, s32 victim, bool ok)
+{
+	struct decision *d = tracing();
+
+	if (!d || d->pick >= 0)
+		return;
+	d->pick = pick;
+	d->victim = victim;
+	d->raced = !ok;
+}
+
+/* A steal candidate looked at (@p: its head, NULL: empty). */
+static void trace_probe(struct task_struct *p, s32 victim, u64 ahead, bool may_run)
+{
+	struct decision *d = tracing();
+	u32 n;
+
+	/* probes after a raced pick are not the decision's */
+	if (!d || d->pick >= 0)
+		return;
+	n = d->nr_probed;
+	if (n >= MAX_PROBES)
+		return;
+	trace_head(&d->probed[n & (MAX_PROBES - 1)], p, tick_index(victim), ahead, may_run);
+	d->nr_probed = n + 1;
+}
+
+static void trace_end(struct cpu_ctx *cctx)
+{
+	struct decision *d = tracing();
+
+	if (!d)
+		return;
+	if (d->pick < 0)
+		d->pick = TRACE_NOTHING;
+	d->rr_after = cctx->steal_rr;
+	if (bpf_ringbuf_output(&decisions, d, sizeof(*d), 0))
+		__sync_fetch_and_add(&decisions_dropped, 1);
+}
+
+/*
  * Steal the head of @victim's queue if it is stealable (predicted to start
  * late behind the runner @victim runs) and may run here. Only the head is
  * looked at; an empty queue is not even iterated. A refusal is counted
@@ -1005,17 +1108,24 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
 {
 	struct cpu_ctx *vctx;
 	struct task_struct *p;
-	bool stolen = false;
+	bool stolen = false, probed = false;
 	u64 ahead;
 
-	if (SCX_TICK_BREAK_NOSTEAL || scx_bpf_dsq_nr_queued(victim) <= 0)
+	if (SCX_TICK_BREAK_NOSTEAL)
 		return false;
+	if (scx_bpf_dsq_nr_queued(victim) <= 0) {
+		trace_probe(NULL, victim, 0, false);
+		return false;
+	}
 	vctx = lookup_cpu_ctx(victim);
 	ahead = vctx ? busy_for(vctx, now) : 0;
 	bpf_for_each(scx_dsq, p, victim, 0) {
 		struct task_ctx *tctx = lookup_task_ctx(p);
+		bool may_run = tctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 
-		if (!tctx || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		trace_probe(p, victim, ahead, may_run);
+		probed = true;
+		if (!may_run)
 			break;
 		if (!is_stealable(tctx, now, ahead)) {
 			STAT_INC(steals_refused);
@@ -1025,8 +1135,11 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
 			count_stolen(tctx);
 			stolen = true;
 		}
+		trace_pick(TRACE_STEAL, tick_index(victim), stolen);
 		break;
 	}
+	if (!probed)
+		trace_probe(NULL, victim, 0, false);
 	return stolen;
 }
 
@@ -1091,13 +1204,18 @@ static bool take(u64 dsq_id, bool global)
  *      MAX_PROBES candidates);
  *   3. else take the earlier of the two heads.
  */
-static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
+static bool poll_tick_at(s32 cpu, s32 me, struct cpu_ctx *cctx, u64 now)
 {
 	struct task_struct *local = peek(cpu), *global = peek(DSQ_GLOBAL_TICK);
-	u64 now = scx_bpf_now();
 	bool local_overdue = is_overdue(local, now);
 	bool global_overdue = is_overdue(global, now);
-	bool has_head = false;
+	struct decision *d = tracing();
+	bool has_head = false, ok;
+
+	if (d) {
+		trace_head(&d->local, local, me, 0, true);
+		trace_head(&d->global, global, -1, 0, true);
+	}
 
 	/* two steps: clang would OR the two pointers, which the verifier refuses */
 	if (local)
@@ -1110,7 +1228,9 @@ static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
 	if (local_overdue || global_overdue) {
 		bool pick_local = local_overdue && (!global_overdue || local_first(local, global));
 
-		if (take(pick_local ? cpu : DSQ_GLOBAL_TICK, !pick_local))
+		ok = take(pick_local ? cpu : DSQ_GLOBAL_TICK, !pick_local);
+		trace_pick(pick_local ? TRACE_LOCAL : TRACE_GLOBAL, -1, ok);
+		if (ok)
 			return true;
 	}
 
@@ -1119,9 +1239,28 @@ static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
 		return true;
 
 	/* 3. the earlier of the two heads */
-	if (local && local_first(local, global) && take(cpu, false))
-		return true;
-	return global && take(DSQ_GLOBAL_TICK, true);
+	if (local && local_first(local, global)) {
+		ok = take(cpu, false);
+		trace_pick(TRACE_LOCAL, -1, ok);
+		if (ok)
+			return true;
+	}
+	if (!global)
+		return false;
+	ok = take(DSQ_GLOBAL_TICK, true);
+	trace_pick(TRACE_GLOBAL, -1, ok);
+	return ok;
+}
+
+static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
+{
+	u64 now = scx_bpf_now();
+	bool ok;
+
+	trace_begin(me, cctx, now);
+	ok = poll_tick_at(cpu, me, cctx, now);
+	trace_end(cctx);
+	return ok;
 }
 
 /*
@@ -1134,11 +1273,20 @@ static bool take_late_runner(s32 cpu, struct cpu_ctx *cctx)
 {
 	struct task_struct *global = peek(DSQ_GLOBAL_TICK);
 	u64 now = scx_bpf_now();
+	struct decision *d = trace_begin(-1, cctx, now);
+	bool allowed = global && bpf_cpumask_test_cpu(cpu, global->cpus_ptr);
+	bool ok = false;
 
-	if (global && bpf_cpumask_test_cpu(cpu, global->cpus_ptr) &&
-	    is_stealable(lookup_task_ctx(global), now, 0) && take(DSQ_GLOBAL_TICK, true))
-		return true;
-	return work_stealing && steal_round(cpu, -1, cctx, nr_tick_cpus, now);
+	if (d)
+		trace_head(&d->global, global, -1, 0, allowed);
+	if (allowed && is_stealable(lookup_task_ctx(global), now, 0)) {
+		ok = take(DSQ_GLOBAL_TICK, true);
+		trace_pick(TRACE_GLOBAL, -1, ok);
+	}
+	if (!ok)
+		ok = work_stealing && steal_round(cpu, -1, cctx, nr_tick_cpus, now);
+	trace_end(cctx);
+	return ok;
 }
 
 /* How long a tick CPU may lend itself to other work before its next runner wakes. */

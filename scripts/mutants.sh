@@ -16,8 +16,8 @@ source scripts/common.sh
 # feature first)
 declare -A MUST=(
   [fifo]="vm/deadline_hints_order_ticks"
-  [nosteal]="vm/steals_only_past_threshold vm/stolen_runner_stays_at_new_home"
-  [steal-early]="vm/steals_only_past_threshold"
+  [nosteal]="vm/steals_only_past_threshold vm/stolen_runner_stays_at_new_home vm/bpf_decisions_match_the_model"
+  [steal-early]="vm/steals_only_past_threshold vm/bpf_decisions_match_the_model"
   [nolend]="vm/mid_tick_lending"
   [nomiss]="vm/stats_match_the_workload vm/stats_follow_the_period_grid"
   [stall]="vm/never_stalls_pinned_tasks"

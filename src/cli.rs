@@ -184,6 +184,11 @@ pub struct RunArgs {
     )]
     pub watchdog_ms: i64,
 
+    /// Tests only: write every BPF poll for a runner (its inputs and its
+    /// pick) to FILE, for `tracereplay` to check against the model.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub trace_decisions: Option<PathBuf>,
+
     /// Exit debug dump buffer length (0: the kernel default).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub exit_dump_len: u32,

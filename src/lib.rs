@@ -27,5 +27,6 @@ pub mod rtpolicy;
 pub mod stats;
 pub mod tagging;
 pub mod topology;
+pub mod trace;
 pub mod userspace;
 pub mod workload;

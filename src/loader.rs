@@ -27,6 +27,7 @@ use crate::pinning::Pinner;
 use crate::report::{self, JsonSink, MissEvent, Reporter, Shared};
 use crate::stats::{Counters, GroupCounters, Metrics};
 use crate::topology::Machine;
+use crate::trace::{self, TraceSink};
 
 const SCHED_EXT_SYSFS: &str = "/sys/kernel/sched_ext";
 const MAX_CPUS: usize = intf::tick_consts_MAX_CPUS as usize;
@@ -203,6 +204,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
             .transpose()?,
         shared,
         reporter: Reporter::new(names, args.verbose > 0),
+        trace: args
+            .trace_decisions
+            .as_deref()
+            .map(TraceSink::create)
+            .transpose()?,
+        trace_dropped: 0,
     };
     // `--stats-json -`: stdout carries only JSON
     out.reporter
@@ -213,6 +220,16 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let result = schedule(args, &mut plan, &shutdown, &mut out, &mut base);
     // The summary also when the kernel ejected us or something failed.
     out.reporter.summary(&base.groups, &base.cpu.summary());
+    if let (Some(t), Some(path)) = (&mut out.trace, &args.trace_decisions) {
+        t.flush()
+            .with_context(|| format!("writing {}", path.display()))?;
+        info!(
+            "decision trace: {} decisions written to {}, {} lost (the ring buffer was full)",
+            t.written,
+            path.display(),
+            out.trace_dropped
+        );
+    }
     result
 }
 
@@ -270,6 +287,9 @@ struct Outputs {
     json: Option<JsonSink>,
     shared: Shared,
     reporter: Reporter,
+    /// --trace-decisions (tests): the file, and records BPF could not send.
+    trace: Option<TraceSink>,
+    trace_dropped: u64,
 }
 
 /// All counters at one moment (cumulative since scx_tick started).
@@ -378,6 +398,10 @@ impl<'a> Scheduler<'a> {
         rodata.other_slice_ns = plan.slice_ns;
         rodata.work_stealing = plan.work_stealing;
         rodata.mid_tick_tasks = plan.mid_tick_tasks;
+        if args.trace_decisions.is_some() {
+            rodata.trace_decisions = true;
+            skel.maps.decisions.set_max_entries(trace::RING_BYTES)?;
+        }
 
         let mut skel = scx_ops_load!(skel, tick_ops, uei)?;
 
@@ -434,8 +458,8 @@ impl<'a> Scheduler<'a> {
         hints: &mut Hints,
         membership: &mut Membership,
     ) -> Result<()> {
-        let json_every = out.print_every.unwrap_or(Duration::from_secs(1));
         let pending = RefCell::new(Vec::new());
+        let trace = RefCell::new(out.trace.take());
         let mut rb = RingBufferBuilder::new();
         rb.add(&self.skel.maps.miss_events, |data: &[u8]| {
             if let Some(e) = MissEvent::parse(data) {
@@ -443,7 +467,38 @@ impl<'a> Scheduler<'a> {
             }
             0
         })?;
+        if trace.borrow().is_some() {
+            rb.add(&self.skel.maps.decisions, |data: &[u8]| {
+                let mut t = trace.borrow_mut();
+                match t.as_mut().map(|t| t.write(data)) {
+                    Some(Err(_)) => -1,
+                    _ => 0,
+                }
+            })?;
+        }
         let rb = rb.build()?;
+        let result = self.poll_loop(shutdown, out, base, last, hints, membership, &rb, &pending);
+        drop(rb);
+        out.trace = trace.into_inner();
+        if let Some(bss) = self.skel.maps.bss_data.as_ref() {
+            out.trace_dropped += bss.decisions_dropped;
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn poll_loop(
+        &mut self,
+        shutdown: &AtomicBool,
+        out: &mut Outputs,
+        base: &Snapshot,
+        last: &mut Snapshot,
+        hints: &mut Hints,
+        membership: &mut Membership,
+        rb: &libbpf_rs::RingBuffer,
+        pending: &RefCell<Vec<MissEvent>>,
+    ) -> Result<()> {
+        let json_every = out.print_every.unwrap_or(Duration::from_secs(1));
 
         let (mut snap_at, mut snap_prev) = (Instant::now(), base.groups.clone());
         let (mut print_at, mut print_prev) = (Instant::now(), base.groups.clone());

@@ -20,6 +20,7 @@ pub fn check_args(args: &RunArgs) -> Result<()> {
     let unsupported = [
         (args.metrics_addr.is_some(), "--metrics-addr"),
         (args.monitor.is_some(), "--monitor"),
+        (args.trace_decisions.is_some(), "--trace-decisions"),
     ];
     if let Some((_, flag)) = unsupported.iter().find(|(given, _)| *given) {
         bail!(

@@ -5,6 +5,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SCX="$ROOT/target/release/scx_tick"
 TICKLOAD="$ROOT/target/release/tickload"
+TRACEREPLAY="$ROOT/target/release/tracereplay"
 STATE=/sys/kernel/sched_ext/state
 WORK="$(mktemp -d /tmp/scx_test.XXXXXX)"
 SCX_PID=""

@@ -1,0 +1,49 @@
+//! tracereplay: replay a decision trace (`scx_tick --trace-decisions FILE`)
+//! through the model in src/dispatch.rs. Prints what it replayed and how
+//! many decisions the model makes differently; exit status 1 if any.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Parser, ValueEnum};
+use scx_tick::trace::{self, Model};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Alter {
+    /// The model steals without waiting for the threshold.
+    NoThreshold,
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tracereplay",
+    about = "Check scx_tick's BPF decisions against its model"
+)]
+struct Args {
+    /// The trace scx_tick wrote (--trace-decisions FILE).
+    file: PathBuf,
+    /// Replay through a deliberately altered model (it must disagree).
+    #[arg(long)]
+    alter: Option<Alter>,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let bytes =
+        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let model = match args.alter {
+        None => Model::AsIs,
+        Some(Alter::NoThreshold) => Model::NoThreshold,
+    };
+    let r = trace::replay(&trace::parse(&bytes), model);
+    let [local, global, steal, nothing] = r.picks;
+    println!(
+        "replayed {} decisions (local {local}, global {global}, steal {steal}, nothing {nothing}; \
+         raced {}) through the model ({model:?}): {} disagreements",
+        r.decisions, r.raced, r.disagreements
+    );
+    for e in &r.examples {
+        println!("  {e}");
+    }
+    std::process::exit(if r.disagreements == 0 { 0 } else { 1 })
+}

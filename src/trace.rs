@@ -1,0 +1,314 @@
+//! The decision trace, for tests (`scx_tick --trace-decisions FILE`): BPF
+//! records every poll of a CPU for a runner (its inputs: the queue heads it
+//! saw, its steal cursor; and its pick) and this replays each through the
+//! model, `dispatch::poll` on a tick CPU and `dispatch::poll_spill` on any
+//! other. No disagreement means the BPF policy decides what
+//! `src/dispatch.rs` says it does.
+
+use std::cell::Cell;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::bpf::intf::{
+    decision, trace_head, trace_pick_TRACE_GLOBAL, trace_pick_TRACE_LOCAL,
+    trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
+};
+use crate::dispatch::{self, Head, MAX_PROBES, Pick, Policy};
+
+/// The BPF ring buffer's size while tracing: room for ~40,000 decisions
+/// between two reads (every 100 ms).
+pub const RING_BYTES: u32 = 16 << 20;
+
+/// The trace file: the BPF records as they come, back to back.
+pub struct TraceSink {
+    out: BufWriter<File>,
+    pub written: u64,
+}
+
+impl TraceSink {
+    pub fn create(path: &Path) -> Result<TraceSink> {
+        let f = File::create(path)
+            .with_context(|| format!("--trace-decisions {}: cannot create it", path.display()))?;
+        Ok(TraceSink {
+            out: BufWriter::new(f),
+            written: 0,
+        })
+    }
+
+    pub fn write(&mut self, record: &[u8]) -> std::io::Result<()> {
+        if record.len() == size_of::<decision>() {
+            self.out.write_all(record)?;
+            self.written += 1;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// The records of a trace file (a torn last record is left out).
+pub fn parse(bytes: &[u8]) -> Vec<decision> {
+    bytes
+        .chunks_exact(size_of::<decision>())
+        // SAFETY: each chunk is one struct decision as BPF wrote it.
+        .map(|c| unsafe { std::ptr::read_unaligned(c.as_ptr() as *const decision) })
+        .collect()
+}
+
+/// A deliberately altered model, to show the replay finds a difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Model {
+    /// `src/dispatch.rs` as it is.
+    AsIs,
+    /// Steals without waiting for the threshold (threshold 0).
+    NoThreshold,
+}
+
+fn head(h: &trace_head) -> Option<Head> {
+    (h.present != 0).then_some(Head {
+        deadline: h.deadline,
+        tick_start: h.tick_start,
+        ahead: h.ahead,
+    })
+}
+
+fn bpf_pick(d: &decision) -> Option<Pick> {
+    #[allow(non_upper_case_globals)]
+    match d.pick as u32 {
+        trace_pick_TRACE_LOCAL => Some(Pick::Local),
+        trace_pick_TRACE_GLOBAL => Some(Pick::Global),
+        trace_pick_TRACE_STEAL => Some(Pick::Steal(d.victim as usize)),
+        trace_pick_TRACE_NOTHING => Some(Pick::Nothing),
+        _ => None,
+    }
+}
+
+/// Replay one decision; Err says how the model differs.
+pub fn replay_one(d: &decision, model: Model) -> Result<(), String> {
+    let policy = Policy {
+        work_stealing: d.work_stealing != 0,
+        steal_threshold_ns: match model {
+            Model::AsIs => d.steal_threshold_ns,
+            Model::NoThreshold => 0,
+        },
+    };
+    let me = usize::try_from(d.me).ok();
+    let probed = &d.probed[..(d.nr_probed as usize).min(MAX_PROBES)];
+    let looked = Cell::new(0usize);
+    let unseen = Cell::new(None);
+    let heads = |i: usize| {
+        if Some(i) == me {
+            return head(&d.local);
+        }
+        looked.set(looked.get() + 1);
+        match probed.iter().find(|h| h.queue as usize == i) {
+            Some(h) => head(h),
+            None => {
+                unseen.set(unseen.get().or(Some(i)));
+                None
+            }
+        }
+    };
+    let mut rr = d.rr_before;
+    let nr = d.nr_tick_cpus as usize;
+    let global = head(&d.global);
+    let pick = match me {
+        Some(me) => dispatch::poll(policy, d.now, me, nr, &mut rr, global, &heads),
+        None => dispatch::poll_spill(policy, d.now, nr, &mut rr, global, &heads),
+    };
+    let bpf = bpf_pick(d).ok_or_else(|| format!("unknown pick {}", d.pick))?;
+    let at = match me {
+        Some(m) => format!("tick CPU #{m}"),
+        None => "a non-tick CPU".into(),
+    };
+    if let Some(q) = unseen.get() {
+        return Err(format!(
+            "{at} at {}: the model looked at queue #{q}, BPF did not",
+            d.now
+        ));
+    }
+    if pick != bpf {
+        return Err(format!(
+            "{at} at {}: BPF picked {bpf:?}, the model {pick:?} (local {:?}, global {:?}, probed {:?})",
+            d.now,
+            head(&d.local),
+            global,
+            probed
+                .iter()
+                .map(|h| (h.queue, head(h)))
+                .collect::<Vec<_>>()
+        ));
+    }
+    // a raced pick ran later steps too: its cursor and probes are not the decision's
+    if d.raced == 0 && (rr != d.rr_after || looked.get() != probed.len()) {
+        return Err(format!(
+            "{at} at {}: steal cursor {} -> {} after {} probes in BPF, -> {rr} after {} in the model",
+            d.now,
+            d.rr_before,
+            d.rr_after,
+            probed.len(),
+            looked.get()
+        ));
+    }
+    Ok(())
+}
+
+/// What a replay found.
+#[derive(Debug, Default)]
+pub struct Replay {
+    pub decisions: u64,
+    /// Per pick: local, global, steal, nothing.
+    pub picks: [u64; 4],
+    pub raced: u64,
+    pub disagreements: u64,
+    /// The first few, described.
+    pub examples: Vec<String>,
+}
+
+pub fn replay(trace: &[decision], model: Model) -> Replay {
+    let mut r = Replay::default();
+    for d in trace {
+        r.decisions += 1;
+        if let Some(n) = r.picks.get_mut(d.pick as usize) {
+            *n += 1;
+        }
+        r.raced += u64::from(d.raced != 0);
+        if let Err(e) = replay_one(d, model) {
+            r.disagreements += 1;
+            if r.examples.len() < 5 {
+                r.examples.push(e);
+            }
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn th(queue: i32, h: Option<Head>) -> trace_head {
+        let h = h.unwrap_or(Head {
+            deadline: 0,
+            tick_start: 0,
+            ahead: 0,
+        });
+        trace_head {
+            deadline: h.deadline,
+            tick_start: h.tick_start,
+            ahead: h.ahead,
+            queue,
+            present: u32::from(h.deadline != 0),
+        }
+    }
+
+    /// A decision as BPF would record it, made by the model itself.
+    fn recorded(me: Option<usize>, local: Option<Head>, victims: &[Option<Head>]) -> decision {
+        let nr = 3;
+        let now = 100 * MS;
+        let policy = Policy {
+            work_stealing: true,
+            steal_threshold_ns: 3 * MS,
+        };
+        let mut d: decision = unsafe { std::mem::zeroed() };
+        let others: Vec<usize> = (0..nr).filter(|&i| Some(i) != me).collect();
+        let seen = std::cell::RefCell::new(Vec::new());
+        let heads = |i: usize| {
+            if Some(i) == me {
+                return local;
+            }
+            let h = victims[others.iter().position(|&o| o == i).unwrap()];
+            seen.borrow_mut().push((i, h));
+            h
+        };
+        let mut rr = 0;
+        let pick = match me {
+            Some(m) => dispatch::poll(policy, now, m, nr, &mut rr, None, &heads),
+            None => dispatch::poll_spill(policy, now, nr, &mut rr, None, &heads),
+        };
+        d.now = now;
+        d.steal_threshold_ns = policy.steal_threshold_ns;
+        d.me = me.map_or(-1, |m| m as i32);
+        d.nr_tick_cpus = nr as u32;
+        d.work_stealing = 1;
+        d.rr_after = rr;
+        (d.pick, d.victim) = match pick {
+            Pick::Local => (0, -1),
+            Pick::Global => (1, -1),
+            Pick::Steal(v) => (2, v as i32),
+            Pick::Nothing => (3, -1),
+        };
+        d.local = th(d.me, local);
+        for (n, (i, h)) in seen.borrow().iter().enumerate() {
+            d.probed[n] = th(*i as i32, *h);
+        }
+        d.nr_probed = seen.borrow().len() as u32;
+        d
+    }
+
+    fn late(ms_waited: u64) -> Option<Head> {
+        Some(Head {
+            deadline: 150 * MS,
+            tick_start: 100 * MS - ms_waited * MS,
+            ahead: 0,
+        })
+    }
+
+    #[test]
+    fn the_model_agrees_with_itself_and_an_altered_one_does_not() {
+        let cases = [
+            recorded(Some(0), None, &[late(10), None]),
+            recorded(Some(0), None, &[late(1), late(1)]),
+            recorded(Some(1), late(0), &[late(10), None]),
+            recorded(None, None, &[late(10), late(1), None]),
+            recorded(None, None, &[None, None, None]),
+        ];
+        let r = replay(&cases, Model::AsIs);
+        assert_eq!((r.decisions, r.disagreements), (5, 0), "{:?}", r.examples);
+        // without the threshold the 1 ms waiters are stolen too
+        let r = replay(&cases, Model::NoThreshold);
+        assert_eq!(r.disagreements, 2, "{:?}", r.examples);
+    }
+
+    #[test]
+    fn a_different_pick_or_probe_is_a_disagreement() {
+        let mut d = recorded(Some(0), None, &[late(10), None]);
+        assert_eq!(d.pick, 2);
+        d.pick = 3;
+        assert!(replay_one(&d, Model::AsIs).is_err());
+        // BPF looked at one queue less than the model asks for
+        let mut d = recorded(Some(0), None, &[None, late(1)]);
+        d.nr_probed = 1;
+        let e = replay_one(&d, Model::AsIs).unwrap_err();
+        assert!(e.contains("BPF did not"), "{e}");
+        // another cursor
+        let mut d = recorded(None, None, &[None, None, None]);
+        d.rr_after += 1;
+        assert!(replay_one(&d, Model::AsIs).is_err());
+        // ... which a raced decision does not compare
+        d.raced = 1;
+        assert!(replay_one(&d, Model::AsIs).is_ok());
+    }
+
+    #[test]
+    fn a_trace_file_parses_back() {
+        let d = recorded(Some(0), None, &[late(10), None]);
+        // SAFETY: plain old data
+        let bytes = unsafe {
+            std::slice::from_raw_parts(&d as *const decision as *const u8, size_of::<decision>())
+        };
+        let mut file = bytes.to_vec();
+        file.extend_from_slice(bytes);
+        file.extend_from_slice(&bytes[..10]);
+        let back = parse(&file);
+        assert_eq!(back.len(), 2);
+        assert!(replay_one(&back[1], Model::AsIs).is_ok());
+    }
+}
