@@ -13,6 +13,9 @@
 # it has passed, the scenarios not started yet are reported as not run
 # (failures) and the summary is still printed, before CI's 90 minutes end.
 # Every SCX_TICK_* variable set here reaches the guests too.
+# SCX_TICK_RECORDS (default results/test-DATE.jsonl) receives one JSON
+# object per scenario: name, result, seconds, commit and the figures it
+# printed (its "# " lines); docs/records/ keeps the runs the docs cite.
 #
 # Scenarios: tests/host/*.sh run here, tests/vm/*.sh inside a 4-vCPU
 # sched_ext guest (scripts/vm.sh), tests/userspace/*.sh are VM scenarios
@@ -110,6 +113,27 @@ run_vm() { # file qemu|vng
   return "$rc"
 }
 
+RECORDS=${SCX_TICK_RECORDS:-$ROOT/results/test-$(date -u +%Y%m%d-%H%M%S).jsonl}
+mkdir -p "$(dirname "$RECORDS")"
+COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo '+uncommitted')"
+# name rc seconds output: one JSON line into $RECORDS
+keep_record() {
+  python3 - "$@" "$COMMIT" >>"$RECORDS" <<'PY' || true
+import datetime, json, sys
+name, rc, secs, out, commit = sys.argv[1:6]
+lines = open(out, errors="replace").read().splitlines()
+print(json.dumps({
+    "scenario": name,
+    "result": {"0": "pass", "77": "skip"}.get(rc, "fail"),
+    "seconds": int(secs),
+    "commit": commit,
+    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+    "figures": [l[2:] for l in lines if l.startswith("# ")],
+    "failures": [l for l in lines if l.startswith("FAIL")],
+}))
+PY
+}
+
 PASSED=0 FAILED=0 SKIPPED=0 FAILURES=() RETRIED=() RETRIED_PASSED=0 NOT_RUN=() VNG_PASSED=0
 LIMIT=${SCX_TICK_SUITE_LIMIT_S:-4800}
 record() { # name rc seconds
@@ -139,14 +163,18 @@ for i in "${!NAMES[@]}"; do
   fi
   t=$SECONDS
   echo "=== $name"
+  o=$(mktemp)
   if [[ $runner == vng && -n "${VNG_CANNOT[${name#vng/}]:-}" ]]; then
     echo "SKIP: cannot run under virtme-ng: ${VNG_CANNOT[${name#vng/}]}"; rc=77
   elif [[ $runner == host ]]; then
-    bash "$f"; rc=$?
+    bash "$f" > >(tee "$o") 2>&1; rc=$?
   else
-    run_vm "$f" "$runner"; rc=$?
+    run_vm "$f" "$runner" > >(tee "$o") 2>&1; rc=$?
   fi
+  wait $! 2>/dev/null # tee has written everything
   record "$name" "$rc" $((SECONDS - t))
+  keep_record "$name" "$rc" $((SECONDS - t)) "$o"
+  rm -f "$o"
 done
 
 echo
@@ -154,5 +182,6 @@ echo
 [[ ${#RETRIED[@]} -gt 0 ]] && echo "retried after an emulator int3 oops: ${RETRIED[*]} ($RETRIED_PASSED passed on the retry)"
 [[ ${#FAILURES[@]} -gt 0 ]] && echo "failed: ${FAILURES[*]}"
 echo "scenarios: $PASSED passed ($VNG_PASSED of them under virtme-ng, $RETRIED_PASSED on an int3 retry), $FAILED failed, $SKIPPED skipped, ${#NOT_RUN[@]} not run (time limit) in $SECONDS s"
+echo "records: $RECORDS"
 echo "$PASSED passed, $FAILED failed"
 [[ $FAILED -eq 0 ]]
