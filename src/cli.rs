@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
+use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
+
+use crate::config::{Config, parse_group_spec, parse_threads_spec, parse_tick_cpus};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -253,4 +256,90 @@ pub fn init_logging_to(verbose: u8, target: Option<Box<dyn std::io::Write + Send
             }
         })
         .init();
+}
+
+// The flags over the configuration file: here, so that the model (config)
+// imports no command-line type.
+impl Config {
+    /// Defaults, overridden by `--config FILE`, overridden by the flags.
+    pub fn from_args(args: &RunArgs) -> Result<Config> {
+        let mut c = match &args.config {
+            Some(path) => Config::from_file(path)?,
+            None => Config::default(),
+        };
+        if let Some(s) = &args.tick_cpus {
+            c.tick_cpus = parse_tick_cpus(s)?;
+        }
+        if let Some(v) = args.steal_threshold_ms {
+            c.steal_threshold_ms = v;
+        }
+        if let Some(v) = args.run_tasks_buffer_ms {
+            c.run_tasks_buffer_ms = v;
+        }
+        if let Some(v) = args.slice_ms {
+            c.slice_ms = v;
+        }
+        if let Some(p) = args.pin {
+            c.pin = p;
+        }
+        c.work_stealing &= !args.no_work_stealing;
+        c.mid_tick_tasks &= !args.no_mid_tick;
+        if let Some(m) = args.missing_cgroup {
+            c.missing_cgroup = m;
+        }
+        if !args.tick_cgroups.is_empty() || !args.tick_threads.is_empty() {
+            c.groups = args
+                .tick_cgroups
+                .iter()
+                .map(|s| parse_group_spec(s))
+                .chain(args.tick_threads.iter().map(|s| parse_threads_spec(s)))
+                .collect::<Result<_>>()?;
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file() {
+        let dir = std::env::temp_dir().join(format!("scx_tick_cfg_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(&file, "steal_threshold_ms = 5\n[[group]]\ncgroup = \"a\"\n").unwrap();
+        let args = RunArgs {
+            config: Some(file.clone()),
+            steal_threshold_ms: Some(7.0),
+            no_mid_tick: true,
+            ..Default::default()
+        };
+        let c = Config::from_args(&args).unwrap();
+        assert_eq!(c.steal_threshold_ms, 7.0);
+        assert!(!c.mid_tick_tasks);
+        assert_eq!(
+            c.groups[0].cgroup.as_deref(),
+            Some("a"),
+            "file groups kept when no flag gives groups"
+        );
+        let args = RunArgs {
+            config: Some(file),
+            tick_cgroups: vec!["b".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            Config::from_args(&args).unwrap().groups[0]
+                .cgroup
+                .as_deref(),
+            Some("b")
+        );
+        let args = RunArgs {
+            config: Some(dir.join("missing.toml")),
+            ..Default::default()
+        };
+        let e = format!("{:#}", Config::from_args(&args).unwrap_err());
+        assert!(e.contains("cannot read the configuration file"), "{e}");
+        std::fs::remove_dir_all(dir).ok();
+    }
 }

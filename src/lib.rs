@@ -24,6 +24,7 @@ pub mod membership;
 pub mod pinning;
 pub mod report;
 pub mod rtpolicy;
+pub mod startup;
 pub mod stats;
 pub mod tagging;
 pub mod topology;

@@ -18,151 +18,18 @@ use log::{debug, info, warn};
 use scx_utils::{UserExitInfo, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
 use crate::bpf::{BpfSkel, BpfSkelBuilder, intf};
-use crate::cgroup;
-use crate::cli::{CheckConfigArgs, RunArgs};
-use crate::config::{Config, Plan};
+use crate::cli::RunArgs;
+use crate::config::Plan;
 use crate::hints::Hints;
 use crate::membership::{Membership, Table};
 use crate::pinning::Pinner;
 use crate::report::{self, JsonSink, MissEvent, Reporter, Shared};
+use crate::startup::{check_outputs, group_name, plan, preflight, replan};
 use crate::stats::{Counters, GroupCounters, Metrics};
 use crate::topology::Machine;
 use crate::trace::{self, TraceSink};
 
-const SCHED_EXT_SYSFS: &str = "/sys/kernel/sched_ext";
 const MAX_CPUS: usize = intf::tick_consts_MAX_CPUS as usize;
-
-/// Refuse early, in plain words, what would otherwise fail deep in libbpf.
-pub fn preflight() -> Result<()> {
-    if !Path::new(SCHED_EXT_SYSFS).exists() {
-        bail!(
-            "this kernel ({}) has no sched_ext support ({SCHED_EXT_SYSFS} is missing); \
-             run scx_tick on a kernel built with CONFIG_SCHED_CLASS_EXT=y, \
-             e.g. inside a VM with scripts/vm.sh",
-            nix::sys::utsname::uname()
-                .map(|u| u.release().to_string_lossy().into_owned())
-                .unwrap_or_else(|_| "unknown".into())
-        );
-    }
-    if !nix::unistd::geteuid().is_root() {
-        bail!(
-            "scx_tick must run as root: loading a sched_ext scheduler needs CAP_SYS_ADMIN and CAP_BPF"
-        );
-    }
-    if scx_utils::compat::is_sched_ext_enabled().unwrap_or(false) {
-        let ops = std::fs::read_to_string(format!("{SCHED_EXT_SYSFS}/root/ops"))
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "unknown".into());
-        bail!(
-            "another sched_ext scheduler ({ops}) is already running; stop it before starting scx_tick"
-        );
-    }
-    Ok(())
-}
-
-pub fn plan(args: &RunArgs) -> Result<Plan> {
-    let config = Config::from_args(args)?;
-    let machine = Machine::read()?;
-    let missing = config.missing_cgroup;
-    config.validate(&machine, &|p| {
-        cgroup::resolve(&args.cgroup_root, p, missing)
-    })
-}
-
-/// The plan after CPU hotplug: the user's CPU lists without the CPUs that
-/// are offline now (the user's lists come back with the CPUs).
-pub fn replan(args: &RunArgs) -> Result<Plan> {
-    let mut config = Config::from_args(args)?;
-    let machine = Machine::read()?;
-    for note in config.keep_online(&machine) {
-        warn!("after hotplug: {note}");
-    }
-    let missing = config.missing_cgroup;
-    config.validate(&machine, &|p| {
-        cgroup::resolve(&args.cgroup_root, p, missing)
-    })
-}
-
-/// `scx_tick check-config FILE`: everything `run` checks that does not
-/// depend on the moment (cgroups may not exist yet: the file is meant for
-/// boot), nothing loaded; says what it did not check.
-pub fn check_config(args: &CheckConfigArgs) -> Result<()> {
-    let config = Config::from_args(&RunArgs {
-        config: Some(args.file.clone()),
-        cgroup_root: args.cgroup_root.clone(),
-        ..Default::default()
-    })?;
-    let machine = Machine::read()?;
-    let root = &args.cgroup_root;
-    let unchecked = RefCell::new(Vec::new());
-    let plan = config.validate(&machine, &|p| {
-        if !cgroup::is_cgroup2(root) {
-            unchecked.borrow_mut().push(format!(
-                "cgroup {p:?}: {} is not a cgroup v2 mount here",
-                root.display()
-            ));
-            return Ok((root.join(p.trim_start_matches('/')), 0));
-        }
-        let (path, id) = cgroup::resolve(root, p, crate::config::MissingCgroup::Wait)?;
-        if id == 0 {
-            let then = match config.missing_cgroup {
-                crate::config::MissingCgroup::Wait => "scx_tick will wait for it",
-                crate::config::MissingCgroup::Create => "scx_tick will create it",
-                crate::config::MissingCgroup::Refuse => {
-                    "scx_tick will refuse to start unless it exists (missing_cgroup = \"refuse\")"
-                }
-            };
-            unchecked.borrow_mut().push(format!(
-                "cgroup {} does not exist now; {then}",
-                path.display()
-            ));
-        }
-        Ok((path, id))
-    })?;
-    println!("{}: valid", args.file.display());
-    for line in plan.describe() {
-        println!("  {line}");
-    }
-    for g in &plan.groups {
-        if let crate::config::Runners::Threads(_) = g.runners {
-            unchecked.borrow_mut().push(format!(
-                "which processes and threads tick group {} selects (scx_tick finds them while it runs)",
-                g.name
-            ));
-        }
-    }
-    unchecked
-        .borrow_mut()
-        .push("that this kernel has sched_ext and that scx_tick runs as root".into());
-    println!("not checked:");
-    for line in unchecked.into_inner() {
-        println!("  {line}");
-    }
-    Ok(())
-}
-
-/// The output flags, checked before anything is loaded (like the config).
-pub fn check_outputs(args: &RunArgs) -> Result<()> {
-    if !(args.stats.is_finite() && args.stats >= 0.0) {
-        bail!(
-            "--stats {}: allowed: a number of seconds, 0 (off) or more",
-            args.stats
-        );
-    }
-    if args.watchdog_ms != 0 && !(100..=30_000).contains(&args.watchdog_ms) {
-        bail!(
-            "--watchdog-ms {}: allowed: 0 (the kernel's default, 30 s) or 100 to 30000",
-            args.watchdog_ms
-        );
-    }
-    if let Some(path) = &args.stats_json {
-        report::check_json_path(path)?;
-    }
-    if let Some(addr) = &args.metrics_addr {
-        report::parse_metrics_addr(addr)?;
-    }
-    Ok(())
-}
 
 pub fn run(args: &RunArgs) -> Result<()> {
     let mut plan = plan(args)?;
@@ -261,24 +128,6 @@ fn schedule(
         }
         return Ok(());
     }
-}
-
-/// `scx_tick --monitor N`
-pub fn monitor(args: &RunArgs) -> Result<()> {
-    let secs = args.monitor.unwrap_or(1.0);
-    if !(secs > 0.0 && secs.is_finite() && secs <= 86400.0) {
-        bail!("--monitor {secs}: allowed: a number of seconds above 0, at most 86400");
-    }
-    let shutdown = Arc::new(AtomicBool::new(false));
-    let s = shutdown.clone();
-    ctrlc::set_handler(move || s.store(true, Ordering::Relaxed))?;
-    report::monitor(Duration::from_secs_f64(secs), &shutdown)
-}
-
-/// A tick group's name in statistics: its `name`, by default its path
-/// below the cgroup2 mount.
-pub fn group_name(g: &crate::config::Group) -> String {
-    g.name.clone()
 }
 
 /// Where statistics go while running.

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use scx_tick::{cli, loader, report, tagging, topology, userspace};
+use scx_tick::{cli, loader, report, startup, tagging, userspace};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -11,10 +11,10 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         None if cli.run.help_stats => report::describe_stats(&mut std::io::stdout()),
         None if cli.run.userspace => userspace::exec(),
-        None if cli.run.monitor.is_some() => loader::monitor(&cli.run),
+        None if cli.run.monitor.is_some() => startup::monitor(&cli.run),
         None => loader::run(&cli.run),
-        Some(cli::Command::Topology(args)) => topology::print(args),
-        Some(cli::Command::CheckConfig(args)) => loader::check_config(args),
+        Some(cli::Command::Topology(args)) => startup::topology(args),
+        Some(cli::Command::CheckConfig(args)) => startup::check_config(args),
         Some(cli::Command::Tag(args)) => tagging::tag(args),
         Some(cli::Command::Untag(args)) => tagging::untag(args),
     };

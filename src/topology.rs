@@ -10,8 +10,6 @@ use std::fmt::Write as _;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use crate::cli::TopologyArgs;
-
 /// One logical CPU, as much as the tick-CPU choice and the table need.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CpuInfo {
@@ -279,49 +277,6 @@ pub fn table(m: &Machine) -> String {
         .ok();
     }
     out
-}
-
-/// `scx_tick topology`
-pub fn print(args: &TopologyArgs) -> Result<()> {
-    let m = Machine::read()?;
-    let count = match &args.tick_cpus {
-        Some(s) => s.trim().parse::<usize>().map_err(|_| {
-            anyhow::anyhow!("--tick-cpus {s:?}: expected a count of tick CPUs (1 or more)")
-        })?,
-        None => default_tick_cpu_count(&m),
-    };
-    let choice = choose_tick_cpus(&m, count);
-    if args.json {
-        let v = serde_json::json!({
-            "machine": m,
-            "choice": choice.as_ref().ok(),
-            "error": choice.as_ref().err().map(|e| e.to_string()),
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        if args.tick_cpus.is_some() {
-            choice?;
-        }
-        return Ok(());
-    }
-    print!("{}", table(&m));
-    println!();
-    match &choice {
-        Ok(c) => {
-            println!(
-                "Tick CPUs scx_tick would choose ({count}): {:?}",
-                c.tick_cpus
-            );
-            for r in &c.reasons {
-                println!("  {r}");
-            }
-        }
-        Err(e) => println!("No tick CPU choice: {e:#}"),
-    }
-    // an explicit count that cannot be chosen is the user's error
-    if args.tick_cpus.is_some() {
-        choice?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

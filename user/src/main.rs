@@ -18,13 +18,13 @@ use anyhow::{Result, bail};
 use clap::Parser;
 use log::info;
 use scx_tick::report::Reporter;
-use scx_tick::{cli, loader, userspace};
+use scx_tick::{cli, startup, userspace};
 
 fn run(args: &cli::RunArgs) -> Result<()> {
     userspace::check_args(args)?;
-    let plan = loader::plan(args)?;
-    loader::check_outputs(args)?;
-    loader::preflight()?;
+    let plan = startup::plan(args)?;
+    startup::check_outputs(args)?;
+    startup::preflight()?;
     info!(
         "scx_tick {}, userspace policy mode (scx_rustland_core {})",
         scx_tick::VERSION,
@@ -33,7 +33,7 @@ fn run(args: &cli::RunArgs) -> Result<()> {
     for line in plan.describe() {
         info!("{line}");
     }
-    let names = plan.groups.iter().map(loader::group_name).collect();
+    let names = plan.groups.iter().map(startup::group_name).collect();
     let mut reporter = Reporter::new(names, args.verbose > 0);
     // `--stats-json -`: stdout carries only JSON
     reporter.human_to_stderr(args.stats_json.as_deref() == Some(std::path::Path::new("-")));
