@@ -1,5 +1,5 @@
 # Shared by the scripts: paths and small helpers. Sourced, not run.
-CACHE_DIR="${SCX_TICK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scx_tick}"
+CACHE_DIR="${SCX_TICK_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/scx_tick}"
 KERNEL_CACHE="$CACHE_DIR/kernel"
 RUST_MIN=1.91
 # virtme-ng (vm.sh --vng), pinned: scripts/setup.sh installs it into a venv
@@ -9,4 +9,20 @@ VNG_VENV="$CACHE_DIR/virtme-ng-$VNG_VERSION"
 export BPF_CLANG="${BPF_CLANG:-clang-19}"
 
 log() { echo "[scx_tick] $*" >&2; }
+
+# The sched_ext state (enabled, disabled, ...; "missing": no sched_ext).
+sched_state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
+
+# Wait (polling, at most SECS seconds) until the sched_ext state is WANT;
+# with PID, give up as soon as that process (the scheduler) has exited.
+# 0: reached, 1: not in time, 2: PID exited first.
+wait_sched_state() { # WANT [SECS] [PID]
+  local want=$1 secs=${2:-60} pid=${3:-} i
+  for ((i = 0; i < secs * 10; i++)); do
+    [[ "$(sched_state)" == "$want" ]] && return 0
+    [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null && return 2
+    sleep 0.1
+  done
+  [[ "$(sched_state)" == "$want" ]]
+}
 die() { echo "[scx_tick] error: $*" >&2; exit 1; }

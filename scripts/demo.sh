@@ -43,7 +43,7 @@ echo
 echo "### 2. scx_tick, same load (live stats every second)"
 "$SCX" --tick-cgroup tick --stats 1 &
 scx=$!
-for _ in $(seq 100); do [[ "$(cat /sys/kernel/sched_ext/state)" == enabled ]] && break; sleep 0.1; done
+wait_sched_state enabled 10 $scx || true # the runners start either way
 "$TICKLOAD" "${LOAD[@]}"
 kill -INT $scx
 wait $scx

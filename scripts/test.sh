@@ -18,9 +18,10 @@
 # printed (its "# " lines); docs/records/ keeps the runs the docs cite.
 #
 # Scenarios: tests/host/*.sh run here, tests/vm/*.sh inside a 4-vCPU
-# sched_ext guest (scripts/vm.sh), tests/userspace/*.sh are VM scenarios
-# run again against `scx_tick --userspace`; vng/NAME is scenario NAME in a
-# virtme-ng guest (by default a representative few, after the others).
+# sched_ext guest (scripts/vm.sh); a VM scenario tagged "# Modes: bpf,
+# userspace" runs again as userspace/NAME against `scx_tick --userspace`,
+# and tests/userspace/*.sh are that mode's own; vng/NAME is scenario NAME
+# in a virtme-ng guest (by default a representative few, after the others).
 # Exit 0 = pass, 77 = skip, else fail.
 set -uo pipefail
 
@@ -56,19 +57,25 @@ selected() {
   return 1
 }
 
-# Each scenario: its name, its file and where it runs (host, qemu or vng).
-NAMES=() FILES=() RUNNERS=()
-add() { selected "$1" && { NAMES+=("$1"); FILES+=("$2"); RUNNERS+=("$3"); }; return 0; }
+# Each scenario: its name, its file, where it runs (host, qemu or vng) and
+# its policy mode (bpf or userspace).
+NAMES=() FILES=() RUNNERS=() MODES=()
+add() { selected "$1" && { NAMES+=("$1"); FILES+=("$2"); RUNNERS+=("$3"); MODES+=("${4:-bpf}"); }; return 0; }
+add_vm() { # name file mode
+  if [[ "$VM_MODE" == vng ]]; then add "vng/$1" "$2" vng "$3"; else add "$1" "$2" qemu "$3"; fi
+}
 for f in tests/host/*.sh; do n="${f#tests/}"; add "${n%.sh}" "$f" host; done
-for f in tests/vm/*.sh tests/userspace/*.sh; do
-  n="${f#tests/}"; n="${n%.sh}"
-  if [[ "$VM_MODE" == vng ]]; then add "vng/$n" "$f" vng; else add "$n" "$f" qemu; fi
+for f in tests/vm/*.sh; do n="${f#tests/vm/}"; add_vm "vm/${n%.sh}" "$f" bpf; done
+for f in tests/vm/*.sh; do
+  grep -q '^# Modes:.*userspace' "$f" || continue
+  n="${f#tests/vm/}"; add_vm "userspace/${n%.sh}" "$f" userspace
 done
+for f in tests/userspace/*.sh; do n="${f#tests/}"; add_vm "${n%.sh}" "$f" userspace; done
 # A filtered run takes the extra vng/ ones only for a pattern that names vng
 # (`test.sh hotplug`: the plain scenarios; `test.sh vng/`: the vng subset).
 if [[ "$VM_MODE" == qemu ]]; then
   for n in "${VNG_SUBSET[@]}"; do
-    [[ ${#PATTERNS[@]} -eq 0 || "${PATTERNS[*]}" == *vng* ]] && add "vng/$n" "tests/$n.sh" vng
+    [[ ${#PATTERNS[@]} -eq 0 || "${PATTERNS[*]}" == *vng* ]] && add "vng/$n" "tests/$n.sh" vng bpf
   done
 fi
 if [[ ${#PATTERNS[@]} -gt 0 && ${#NAMES[@]} -eq 0 ]]; then
@@ -96,16 +103,17 @@ int3_death() {
   awk '/^\[vm.sh\] first kernel report/ { getline; print; exit }' "$1" | grep -q "Oops: int3"
 }
 
-run_vm() { # file qemu|vng
-  local out rc timeout=300
+run_vm() { # file qemu|vng bpf|userspace
+  local out rc timeout=300 env=("${VM_ENV[@]}")
   [[ $2 == vng ]] && timeout=360 # its guest boots slower
+  [[ $3 == userspace ]] && env+=(--env SCX_TICK_MODE=userspace)
   out=$(mktemp)
-  SCX_TICK_VM=$2 bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout $timeout "${VM_ENV[@]}" -- bash "$1" 2>&1 | tee "$out"
+  SCX_TICK_VM=$2 bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout $timeout "${env[@]}" -- bash "$1" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
   if [[ $rc -eq 125 ]] && int3_death "$out"; then
     echo "RETRY   the guest kernel died of an int3 oops in patched code (TCG emulation); once more in a new guest"
     RETRIED+=("$1")
-    SCX_TICK_VM=$2 bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout $timeout "${VM_ENV[@]}" -- bash "$1"
+    SCX_TICK_VM=$2 bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout $timeout "${env[@]}" -- bash "$1"
     rc=$?
     [[ $rc -eq 0 ]] && RETRIED_PASSED=$((RETRIED_PASSED + 1))
   fi
@@ -156,7 +164,7 @@ if [[ ${#PATTERNS[@]} -eq 0 ]]; then
 fi
 
 for i in "${!NAMES[@]}"; do
-  name=${NAMES[$i]} f=${FILES[$i]} runner=${RUNNERS[$i]}
+  name=${NAMES[$i]} f=${FILES[$i]} runner=${RUNNERS[$i]} mode=${MODES[$i]}
   if ((SECONDS >= LIMIT)); then
     NOT_RUN+=("$name"); FAILED=$((FAILED + 1)); FAILURES+=("$name")
     continue
@@ -169,7 +177,7 @@ for i in "${!NAMES[@]}"; do
   elif [[ $runner == host ]]; then
     bash "$f" > >(tee "$o") 2>&1; rc=$?
   else
-    run_vm "$f" "$runner" > >(tee "$o") 2>&1; rc=$?
+    run_vm "$f" "$runner" "$mode" > >(tee "$o") 2>&1; rc=$?
   fi
   wait $! 2>/dev/null # tee has written everything
   record "$name" "$rc" $((SECONDS - t))

@@ -1,4 +1,6 @@
-//! cgroup v2 helpers: resolve tick group paths to cgroup ids, list threads.
+//! cgroup v2 helpers, the one home of thread -> cgroup -> tick group:
+//! resolve tick group paths to cgroup ids, list threads, find a thread's
+//! cgroup, process and nearest tick group.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -89,8 +91,70 @@ pub fn id_of(dir: &Path) -> Option<u64> {
 /// The cgroup v2 path (relative to the mount, with a leading '/') of a
 /// thread or process.
 pub fn cgroup_of(tid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{tid}/cgroup"))
+    let text = std::fs::read_to_string(format!("/proc/{tid}/cgroup")).ok()?;
+    v2_path(&text).map(str::to_string)
+}
+
+/// The cgroup v2 path in a /proc/<tid>/cgroup text (its `0::` line).
+pub fn v2_path(proc_cgroup: &str) -> Option<&str> {
+    proc_cgroup.lines().find_map(|l| l.strip_prefix("0::"))
+}
+
+/// The process (thread group) of thread `tid`.
+pub fn tgid_of(tid: u32) -> Option<u32> {
+    std::fs::read_to_string(format!("/proc/{tid}/status"))
         .ok()?
         .lines()
-        .find_map(|l| l.strip_prefix("0::").map(str::to_string))
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The tick group of a thread in cgroup `rel` (below the mount at `root`),
+/// as the BPF policy classifies it: the nearest directory at or above it
+/// that `group_at` names a group, and that directory.
+pub fn nearest_group(
+    root: &Path,
+    rel: &str,
+    group_at: impl Fn(&Path) -> Option<usize>,
+) -> Option<(usize, PathBuf)> {
+    let mut dir = root.join(rel.trim_start_matches('/'));
+    loop {
+        if let Some(g) = group_at(&dir) {
+            return Some((g, dir));
+        }
+        if dir == root || !dir.pop() {
+            return None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nearest_group_at_or_above_wins() {
+        let root = Path::new("/sys/fs/cgroup");
+        let groups = [root.join("tick"), root.join("tick/fast")];
+        let at = |d: &Path| groups.iter().position(|g| g == d);
+        let group = |rel| nearest_group(root, rel, at).map(|(g, _)| g);
+        assert_eq!(group("/tick"), Some(0));
+        assert_eq!(group("/tick/slow/x"), Some(0));
+        assert_eq!(group("/tick/fast"), Some(1));
+        assert_eq!(group("/tick/fast/ticks"), Some(1));
+        assert_eq!(group("/ticker"), None, "a name prefix is not a parent");
+        assert_eq!(group("/"), None);
+        let everything = |d: &Path| (d == root).then_some(7);
+        assert_eq!(
+            nearest_group(root, "/a/b", everything),
+            Some((7, root.into()))
+        );
+    }
+
+    #[test]
+    fn proc_cgroup_gives_the_v2_path() {
+        assert_eq!(v2_path("0::/tick/ticks\n"), Some("/tick/ticks"));
+        assert_eq!(v2_path("1:name=systemd:/x\n0::/y\n"), Some("/y"));
+        assert_eq!(v2_path(""), None);
+    }
 }

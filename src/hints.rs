@@ -26,11 +26,12 @@ use log::{debug, info, warn};
 use nix::sys::socket::{ControlMessage, MsgFlags, getsockopt, sendmsg, sockopt};
 
 use crate::bpf::{BpfSkel, intf};
+use crate::cgroup;
 use crate::config::{Plan, Runners};
 
 /// Where runners register. The protocol is one line each way:
 /// `REGISTER <tid>` -> `OK <slot> <slots>` (with the map fd) or `ERR <why>`.
-pub const SOCKET: &str = "/run/scx_tick/hints.sock";
+pub const SOCKET: &str = scx_tick_hint::DEFAULT_SOCKET;
 
 const SLOTS: usize = intf::tick_consts_MAX_HINT_SLOTS as usize;
 
@@ -51,12 +52,14 @@ pub struct Hints {
     slots: BTreeMap<u32, (usize, usize)>,
     listener: UnixListener,
     path: PathBuf,
+    /// Where cgroup2 is mounted (--cgroup-root).
+    cgroup_root: PathBuf,
 }
 
 impl Hints {
     /// Create the groups' hint arrays and open the registration socket.
     /// They outlive attaches (CPU hotplug restarts): mapped slots stay valid.
-    pub fn new(plan: &Plan) -> Result<Hints> {
+    pub fn new(plan: &Plan, cgroup_root: &Path) -> Result<Hints> {
         let opts = libbpf_rs::libbpf_sys::bpf_map_create_opts {
             sz: std::mem::size_of::<libbpf_rs::libbpf_sys::bpf_map_create_opts>() as _,
             map_flags: libbpf_rs::libbpf_sys::BPF_F_MMAPABLE,
@@ -98,6 +101,7 @@ impl Hints {
             slots: BTreeMap::new(),
             listener,
             path,
+            cgroup_root: cgroup_root.to_path_buf(),
         })
     }
 
@@ -219,26 +223,19 @@ impl Hints {
     /// The tick group a thread is in, as the BPF side classifies it: the
     /// nearest configured group at or above the thread's cgroup.
     fn group_of(&self, tid: u32) -> Result<(usize, PathBuf)> {
-        let text = std::fs::read_to_string(format!("/proc/{tid}/cgroup"))
-            .with_context(|| format!("thread {tid} does not exist"))?;
-        let rel = text
-            .lines()
-            .find_map(|l| l.strip_prefix("0::"))
-            .context("the thread has no cgroup v2 membership")?;
-        let root = Path::new("/sys/fs/cgroup");
-        let mut dir = root.join(rel.trim_start_matches('/'));
-        loop {
+        let rel = cgroup::cgroup_of(tid).with_context(|| {
+            format!("thread {tid} does not exist or has no cgroup v2 membership")
+        })?;
+        // a group of selected threads lives in a child cgroup of that name
+        let group_at = |dir: &Path| {
             let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if let Some(i) = self.groups.iter().position(|g| match &g.cgroup {
-                Some(c) => *c == dir,
+            self.groups.iter().position(|g| match &g.cgroup {
+                Some(c) => c == dir,
                 None => name == g.child,
-            }) {
-                return Ok((i, dir));
-            }
-            if dir == root || !dir.pop() {
-                bail!("thread {tid} is not in a tick group (its cgroup is {rel})");
-            }
-        }
+            })
+        };
+        cgroup::nearest_group(&self.cgroup_root, &rel, group_at)
+            .with_context(|| format!("thread {tid} is not in a tick group (its cgroup is {rel})"))
     }
 }
 

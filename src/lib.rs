@@ -10,7 +10,6 @@ pub const VERSION: &str = concat!(
     ")"
 );
 
-pub mod bench;
 pub mod bpf;
 pub mod cgroup;
 pub mod cli;
@@ -23,11 +22,9 @@ pub mod loader;
 pub mod membership;
 pub mod pinning;
 pub mod report;
-pub mod rtpolicy;
 pub mod startup;
 pub mod stats;
 pub mod tagging;
 pub mod topology;
 pub mod trace;
 pub mod userspace;
-pub mod workload;

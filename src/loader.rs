@@ -109,7 +109,7 @@ fn schedule(
     out: &mut Outputs,
     base: &mut Snapshot,
 ) -> Result<()> {
-    let mut hints = Hints::new(plan)?;
+    let mut hints = Hints::new(plan, &args.cgroup_root)?;
     // Outlives re-attaches; dropping it (any exit) moves every thread back.
     let mut membership = Membership::new(plan, &args.cgroup_root);
     loop {

@@ -60,15 +60,6 @@ pub fn admission(groups: &[(usize, f64, &[usize])]) -> Option<String> {
     })
 }
 
-/// The process (thread group) of thread `tid`.
-fn tgid_of(tid: u32) -> Option<u32> {
-    std::fs::read_to_string(format!("/proc/{tid}/status"))
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
-}
-
 /// Assign homes round-robin to `tids` not yet homed; forget those gone.
 /// Returns (added, removed).
 fn reassign(
@@ -126,7 +117,7 @@ impl Pinner {
         };
         // A thread created by a thread we pinned inherited our pinning: its
         // original is its process's affinity as we first saw it.
-        let tgid = tgid_of(tid).unwrap_or(tid);
+        let tgid = cgroup::tgid_of(tid).unwrap_or(tid);
         let original = match self.process_original.get(&tgid) {
             Some(orig) if self.is_our_pinning(&current) => *orig,
             _ => current,

@@ -83,13 +83,7 @@ fn comm(tid: u32) -> Option<String> {
 
 /// The process (thread group) of thread `tid`.
 fn tgid_of(tid: u32) -> Result<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))
-        .map_err(|_| anyhow!("thread {tid} does not exist (it may have exited)"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
-        .ok_or_else(|| anyhow!("cannot read the process of thread {tid}"))
+    cgroup::tgid_of(tid).ok_or_else(|| anyhow!("thread {tid} does not exist (it may have exited)"))
 }
 
 /// The threads the arguments select, with their processes.
@@ -141,14 +135,6 @@ fn select(args: &TagArgs) -> Result<(Vec<u32>, BTreeSet<u32>)> {
     Ok((tids, pids))
 }
 
-/// The cgroup (v2, relative to the mount) process `pid` is in.
-fn cgroup_of(pid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("0::").map(str::to_string))
-}
-
 /// Move `ids` into `file` (cgroup.procs or cgroup.threads) one by one: a
 /// thread that exited meanwhile is reported, not fatal.
 fn move_ids(file: &Path, ids: &[u32]) -> Result<usize> {
@@ -173,7 +159,8 @@ pub fn tag(args: &TagArgs) -> Result<()> {
 
     let domain_rel = format!("/{}", dirs.domain.strip_prefix(root)?.display());
     for &pid in &pids {
-        let current = cgroup_of(pid).ok_or_else(|| anyhow!("process {pid} does not exist"))?;
+        let current =
+            cgroup::cgroup_of(pid).ok_or_else(|| anyhow!("process {pid} does not exist"))?;
         if current.starts_with(&domain_rel) {
             continue;
         }

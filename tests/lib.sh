@@ -3,10 +3,10 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/scripts/common.sh" # sched_state, wait_sched_state
 SCX="$ROOT/target/release/scx_tick"
 TICKLOAD="$ROOT/target/release/tickload"
 TRACEREPLAY="$ROOT/target/release/tracereplay"
-STATE=/sys/kernel/sched_ext/state
 WORK="$(mktemp -d /tmp/scx_test.XXXXXX)"
 SCX_PID=""
 
@@ -19,17 +19,6 @@ dump_scx() {
   return 0
 }
 
-state() { cat "$STATE" 2>/dev/null || echo missing; }
-
-# Wait (polling, bounded) until the sched_ext state is $1.
-wait_state() {
-  local want=$1 secs=${2:-60} i
-  for ((i = 0; i < secs * 10; i++)); do
-    [[ "$(state)" == "$want" ]] && return 0
-    sleep 0.1
-  done
-  return 1
-}
 
 # SCX_TICK_MODE=userspace runs a scenario against `scx_tick --userspace`.
 MODE_ARGS=()
@@ -47,13 +36,10 @@ start_scx() {
   [[ " $* " == *" --watchdog-ms "* ]] && wd=()
   "$SCX" "${MODE_ARGS[@]}" "${wd[@]}" "$@" >"$WORK/scx.out" 2>"$WORK/scx.err" &
   SCX_PID=$!
-  local i
-  for ((i = 0; i < 1200; i++)); do
-    [[ "$(state)" == enabled ]] && break
-    kill -0 "$SCX_PID" 2>/dev/null || fail "scx_tick exited before reaching state enabled"
-    sleep 0.1
-  done
-  [[ "$(state)" == enabled ]] || fail "scx_tick did not reach state enabled in 120 s (now: $(state))"
+  local rc=0
+  wait_sched_state enabled 120 "$SCX_PID" || rc=$?
+  ((rc != 2)) || fail "scx_tick exited before reaching state enabled"
+  ((rc == 0)) || fail "scx_tick did not reach state enabled in 120 s (now: $(sched_state))"
   grep -q scx_tick /sys/kernel/sched_ext/root/ops || fail "ops is not scx_tick: $(cat /sys/kernel/sched_ext/root/ops)"
 }
 
@@ -71,11 +57,11 @@ stop_scx() {
 reattached() {
   local n=$1 secs=${2:-60} i
   for ((i = 0; i < secs * 10; i++)); do
-    if (($(grep -c "re-attaching" "$WORK/scx.err") >= n)) && [[ "$(state)" == enabled ]]; then return 0; fi
+    if (($(grep -c "re-attaching" "$WORK/scx.err") >= n)) && [[ "$(sched_state)" == enabled ]]; then return 0; fi
     kill -0 "$SCX_PID" 2>/dev/null || fail "scx_tick exited after hotplug"
     sleep 0.1
   done
-  fail "no re-attach #$n after hotplug (state $(state))"
+  fail "no re-attach #$n after hotplug (state $(sched_state))"
 }
 
 # scx_tick's exit totals as shell variables: tot_ticks, tot_misses, ...

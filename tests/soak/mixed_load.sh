@@ -75,7 +75,7 @@ while ((SECONDS < SOAK_S)); do
   while ((SECONDS < end)); do
     hackbench --threads --groups 20 --loops 5 >/dev/null 2>&1 || fail "hackbench failed"
     storms=$((storms + 1))
-    [[ "$(state)" == enabled ]] || fail "cycle $cycles: scheduler ejected under load (state $(state))"
+    [[ "$(sched_state)" == enabled ]] || fail "cycle $cycles: scheduler ejected under load (state $(sched_state))"
     n=$(home_entries)
     ((n > max_entries)) && max_entries=$n
   done
@@ -105,7 +105,7 @@ while ((SECONDS < SOAK_S)); do
   sig=INT; ((cycles % 2)) || sig=TERM
   stop_scx $sig
   [[ $SCX_RC -eq 0 ]] || fail "cycle $cycles: exit status $SCX_RC after SIG$sig"
-  wait_state disabled 30 || fail "cycle $cycles: state $(state) after exit"
+  wait_sched_state disabled 30 || fail "cycle $cycles: state $(sched_state) after exit"
   add_totals
 
   # a reload burst
@@ -113,7 +113,7 @@ while ((SECONDS < SOAK_S)); do
     start_scx "${SCX_ARGS[@]}"
     stop_scx $sig
     [[ $SCX_RC -eq 0 ]] || fail "cycle $cycles: reload exit status $SCX_RC"
-    wait_state disabled 30 || fail "cycle $cycles: state $(state) after a reload"
+    wait_sched_state disabled 30 || fail "cycle $cycles: state $(sched_state) after a reload"
     add_totals
     reloads=$((reloads + 1))
   done
@@ -121,7 +121,7 @@ while ((SECONDS < SOAK_S)); do
   if ((cycles % 2 == 0)); then
     start_scx "${SCX_ARGS[@]}"
     kill -KILL "$SCX_PID"; wait "$SCX_PID" 2>/dev/null || true; SCX_PID=""
-    wait_state disabled 30 || fail "cycle $cycles: state $(state) after SIGKILL"
+    wait_sched_state disabled 30 || fail "cycle $cycles: state $(sched_state) after SIGKILL"
     sigkills=$((sigkills + 1))
   fi
   check_dmesg_clean

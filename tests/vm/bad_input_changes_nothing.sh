@@ -9,7 +9,7 @@ make_cgroup tick >/dev/null
 sleep 600 &
 bystander=$!
 snapshot() {
-  echo "state $(state)"
+  echo "state $(sched_state)"
   echo "struct_ops programs $(bpftool prog list | grep -c struct_ops || true)"
   echo "maps $(bpftool map list | grep -c '^[0-9]*:' || true)"
   find /sys/fs/cgroup -type d | sort
@@ -18,7 +18,7 @@ snapshot() {
   cat /proc/$bystander/cgroup
 }
 snapshot >"$WORK/../before.$$"
-after_case() { [[ "$(state)" == disabled ]] || fail "'$1' changed the sched_ext state to $(state)"; }
+after_case() { [[ "$(sched_state)" == disabled ]] || fail "'$1' changed the sched_ext state to $(sched_state)"; }
 run_bad_inputs
 snapshot >"$WORK/../after.$$"
 diff "$WORK/../before.$$" "$WORK/../after.$$" >&2 || fail "the system changed (diff above)"

@@ -5,6 +5,7 @@
 # running causes no error.
 # A missing cgroup at start is refused with a clear message when asked to
 # (--missing-cgroup refuse).
+# Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
 source "$(dirname "$0")/../lib.sh"
 set +e
 "$SCX" --missing-cgroup refuse --tick-cgroup no/such/group >"$WORK/out" 2>"$WORK/err"; rc=$?
@@ -61,7 +62,7 @@ mkdir "$CG/child"
 echo $$ >/sys/fs/cgroup/cgroup.procs
 rmdir "$CG/child" "$CG"
 "$TICKLOAD" -n 2 --work-ms 2 --duration-s 3 --cgroup "$OUT" >/dev/null
-[[ "$(state)" == enabled ]] || fail "scheduler left after the group was removed"
+[[ "$(sched_state)" == enabled ]] || fail "scheduler left after the group was removed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 read_totals

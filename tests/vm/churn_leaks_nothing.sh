@@ -67,7 +67,7 @@ churn() { # seconds, json output
     mkdir "$d/load"
     "$TICKLOAD" -n 2 --work-ms 1 --duration-s 0.5 --cgroup "$d/load" >/dev/null || fail "tickload failed"
     remove_cgroup "$d/load"
-    [[ "$(state)" == enabled ]] || fail "scheduler left during churn (state $(state))"
+    [[ "$(sched_state)" == enabled ]] || fail "scheduler left during churn (state $(sched_state))"
     n=$(home_entries) || fail "cannot read home_cpus"
     echo "$n" >>"$WORK/entries"
     prev=$d i=$((i + 1))
@@ -93,7 +93,7 @@ for ((i = 0; i < 50; i++)); do
 done
 k2=$(settled_kmem)
 max_entries=$(sort -n "$WORK/entries" | tail -1)
-[[ "$(state)" == enabled ]] || fail "state after churn: $(state)"
+[[ "$(sched_state)" == enabled ]] || fail "state after churn: $(sched_state)"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 read_totals

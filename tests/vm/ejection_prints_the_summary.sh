@@ -27,6 +27,6 @@ grep -q "^scx_tick totals:" "$WORK/scx.out" "$WORK/scx.err" || fail "no totals l
 ticks=$(sed -E 's/.* ticks ([0-9]+) .*/\1/' <<<"$summary")
 # about 3 s of 2 runners at 20 ticks/s ran under scx_tick before the ejection
 ((ticks >= 60)) || fail "the summary counts $ticks ticks; the runners ticked ~120 times under scx_tick"
-[[ "$(state)" == disabled ]] || fail "sched_ext is $(state) after the ejection"
+[[ "$(sched_state)" == disabled ]] || fail "sched_ext is $(sched_state) after the ejection"
 # like every scx scheduler, an ejection is an error exit (README: exit status)
 ((rc == 1)) || fail "scx_tick exited $rc after the kernel ejected it (expected 1)"

@@ -49,7 +49,7 @@ while ((SECONDS < end)); do
   hackbench --threads --groups 50 --loops 5 >"$WORK/hackbench" 2>&1 &
   hb=$!
   while kill -0 $hb 2>/dev/null; do
-    [[ "$(state)" == enabled ]] || fail "scheduler ejected under hostile load (state $(state))"
+    [[ "$(sched_state)" == enabled ]] || fail "scheduler ejected under hostile load (state $(sched_state))"
     n=$(ls /proc/$hb/task 2>/dev/null | wc -l || true)
     ((n > peak_tasks)) && peak_tasks=$n
     sleep 0.5
@@ -68,7 +68,7 @@ bomb_peak=$(cat "$BOMB/pids.peak" 2>/dev/null || echo "?")
 echo 1 >"$BOMB/cgroup.kill"
 for ((i = 0; i < 100; i++)); do (($(cat "$BOMB/pids.current") == 0)) && break; sleep 0.1; done
 (($(cat "$BOMB/pids.current") == 0)) || fail "fork bomb survived cgroup.kill"
-[[ "$(state)" == enabled ]] || fail "scheduler ejected (state $(state))"
+[[ "$(sched_state)" == enabled ]] || fail "scheduler ejected (state $(sched_state))"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 read_totals

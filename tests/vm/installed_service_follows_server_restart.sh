@@ -70,8 +70,8 @@ print("parsed", n)
 PARSER=$!
 $EXEC -vv --stats-json - --stats 1 --metrics-addr 127.0.0.1:9470 >"$WORK/json.fifo" 2>"$WORK/scx.err" &
 SCX_PID=$!
-for ((i = 0; i < 1200; i++)); do [[ "$(state)" == enabled ]] && break; sleep 0.1; done
-[[ "$(state)" == enabled ]] || fail "the unit's command line did not enable scx_tick (state $(state))"
+for ((i = 0; i < 1200; i++)); do [[ "$(sched_state)" == enabled ]] && break; sleep 0.1; done
+[[ "$(sched_state)" == enabled ]] || fail "the unit's command line did not enable scx_tick (state $(sched_state))"
 grep -q "scx_tick .*(git " "$WORK/scx.err" || fail "no version in the start-up log"
 
 # --- a server whose region threads appear after scx_tick started

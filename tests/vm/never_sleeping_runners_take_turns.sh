@@ -17,7 +17,7 @@ taskset -c 1 "$TICKLOAD" -n 1 --work-ms 1 --period-ms 20 --duration-s 60 --json 
 probe=$!
 wait $runners || fail "the runners' tickload failed"
 wait $probe || fail "the probe failed"
-[[ "$(state)" == enabled ]] || fail "scx_tick was ejected (state $(state)): $(tail -3 "$WORK/scx.err")"
+[[ "$(sched_state)" == enabled ]] || fail "scx_tick was ejected (state $(sched_state)): $(tail -3 "$WORK/scx.err")"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "scx_tick exit status $SCX_RC"
 python3 - "$WORK/runners.json" "$WORK/probe.json" <<'PY' || fail "a task waited too long: see above"

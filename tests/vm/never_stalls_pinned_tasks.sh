@@ -3,6 +3,7 @@
 # busy runners homed on that CPU and a fork/pipe storm; the watchdog never
 # fires. Seen from the pinned tasks' side: a periodic probe pinned there
 # keeps its ticks and never waits long for the CPU.
+# Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --no-mid-tick
@@ -16,7 +17,7 @@ taskset -c 1 stress-ng --cpu 2 --timeout 10s --metrics-brief >"$WORK/pinned" 2>&
 wait $probe || fail "the pinned probe failed"
 wait $load || fail "tickload failed"
 wait $storm || fail "the fork/pipe storm failed"
-[[ "$(state)" == enabled ]] || fail "scheduler ejected (state $(state))"
+[[ "$(sched_state)" == enabled ]] || fail "scheduler ejected (state $(sched_state))"
 ops=$(awk '/metrc:.* cpu /{print $5}' "$WORK/pinned")
 note "tasks pinned to tick CPU 1: bogo-ops $ops; $(grep total: "$WORK/load")"
 [[ -n "$ops" && "${ops%.*}" -gt 0 ]] || fail "tasks pinned to a tick CPU made no progress"

@@ -34,7 +34,7 @@ for ((i = 1; i <= CYCLES; i++)); do
   fi
   stop_scx $sig
   [[ $SCX_RC -eq 0 ]] || fail "cycle $i: exit status $SCX_RC after SIG$sig"
-  wait_state disabled 30 || fail "cycle $i: state $(state) after exit"
+  wait_sched_state disabled 30 || fail "cycle $i: state $(sched_state) after exit"
   [[ "$(affinities)" == "$aff_before" ]] || fail "cycle $i ($pin, SIG$sig): affinities $(affinities), were $aff_before"
 done
 kill $load

@@ -10,6 +10,6 @@ set -e
 [[ $rc -ne 0 ]] || fail "second instance exited 0"
 grep -q "already running" "$WORK/second.err" || fail "no clear message: $(cat "$WORK/second.err")"
 note "second instance: exit $rc: $(tail -1 "$WORK/second.err")"
-[[ "$(state)" == enabled ]] || fail "first instance lost (state $(state))"
+[[ "$(sched_state)" == enabled ]] || fail "first instance lost (state $(sched_state))"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "first instance exit status $SCX_RC"

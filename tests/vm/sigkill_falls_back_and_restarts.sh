@@ -10,10 +10,10 @@ start_scx --tick-cgroup tick
 kill -KILL "$SCX_PID"
 wait "$SCX_PID" 2>/dev/null || true
 SCX_PID=""
-wait_state disabled 30 || fail "state $(state) after SIGKILL: the kernel did not fall back"
+wait_sched_state disabled 30 || fail "state $(sched_state) after SIGKILL: the kernel did not fall back"
 wait $load || fail "tickload failed after the scheduler was killed"
 ticks=$(json_field "$WORK/load" ticks)
-note "after SIGKILL: state $(state); the workload ran $ticks of its 320 ticks"
+note "after SIGKILL: state $(sched_state); the workload ran $ticks of its 320 ticks"
 # the kill came within the first seconds of 8: most ticks ran after it
 ((ticks >= 288)) || fail "the runners stopped ticking after the kill: $ticks of 320 ticks"
 start_scx --tick-cgroup tick

@@ -3,6 +3,7 @@
 # sched_ext error, and the hogs and the storm make progress: at least half
 # the hogs' throughput and storm rounds the default scheduler gives them in
 # the same guest just before.
+# Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
 source "$(dirname "$0")/../lib.sh"
 load() { # name: 10 s of hogs and storms; sets storms and ops
   stress-ng --cpu 8 --timeout 10s --metrics-brief >"$WORK/$1.stress" 2>&1 &
@@ -11,7 +12,7 @@ load() { # name: 10 s of hogs and storms; sets storms and ops
   while ((SECONDS < end)); do
     hackbench --pipe --groups 4 --loops 200 >/dev/null 2>&1 || fail "$1: hackbench failed"
     storms=$((storms + 1))
-    [[ $1 == eevdf || "$(state)" == enabled ]] || fail "scheduler left during the storm (state $(state))"
+    [[ $1 == eevdf || "$(sched_state)" == enabled ]] || fail "scheduler left during the storm (state $(sched_state))"
   done
   wait "$stress" || fail "$1: stress-ng failed: $(tail -5 "$WORK/$1.stress")"
   ops=$(awk '/metrc:.* cpu /{print int($5)}' "$WORK/$1.stress")
@@ -21,7 +22,7 @@ load eevdf
 base_storms=$storms base_ops=$ops
 start_scx
 load scx_tick
-[[ "$(state)" == enabled ]] || fail "state after load: $(state)"
+[[ "$(sched_state)" == enabled ]] || fail "state after load: $(sched_state)"
 note "EEVDF: $base_storms hackbench rounds, $base_ops hog bogo-ops; scx_tick ${MODE_ARGS[*]}: $storms rounds, $ops bogo-ops"
 ((ops * 2 >= base_ops)) || fail "the hogs made $ops bogo-ops under scx_tick, $base_ops under EEVDF"
 ((storms * 2 >= base_storms && storms > 0)) || fail "$storms hackbench rounds under scx_tick, $base_storms under EEVDF"

@@ -4,6 +4,7 @@
 # the same guest (the benchmark measures about 0.04 x; the BPF mode only:
 # the userspace mode cannot preempt and is held to fewer misses, as
 # measured 0.24 x).
+# Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 4 --period-ms 50 --work-ms 18 --duration-s 10 --cgroup "$CG" --json)

@@ -1,35 +1,16 @@
 //! Which tick group a thread belongs to, from /proc/<tid>/cgroup: the
-//! nearest group at or above its cgroup, as the BPF policy decides it.
+//! nearest group at or above its cgroup (`scx_tick::cgroup::nearest_group`,
+//! as the BPF policy decides it).
 //! Answers are cached for a second, so cgroup moves are seen within one.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use scx_tick::cgroup;
 
 use crate::policy::Pid;
 
 const RECHECK_NS: u64 = 1_000_000_000;
-
-/// The nearest of `groups` (cgroup paths below the cgroup2 mount, like
-/// `/tick`) at or above `cgroup`.
-pub fn nearest_group(groups: &[String], cgroup: &str) -> Option<usize> {
-    groups
-        .iter()
-        .enumerate()
-        .filter(|(_, g)| {
-            g.as_str() == "/"
-                || cgroup == g.as_str()
-                || cgroup
-                    .strip_prefix(g.as_str())
-                    .is_some_and(|rest| rest.starts_with('/'))
-        })
-        .max_by_key(|(_, g)| g.len())
-        .map(|(i, _)| i)
-}
-
-/// The cgroup v2 path in a /proc/<tid>/cgroup text (the `0::` line).
-pub fn cgroup_of(proc_cgroup: &str) -> Option<&str> {
-    proc_cgroup.lines().find_map(|l| l.strip_prefix("0::"))
-}
 
 /// A kernel thread, from the flags field of a /proc/<tid>/stat text.
 pub fn is_kthread(proc_stat: &str) -> bool {
@@ -51,29 +32,21 @@ pub enum Kind {
 }
 
 pub struct Classifier {
-    groups: Vec<String>,
+    root: PathBuf,
+    /// The tick groups' cgroup directories.
+    groups: Vec<PathBuf>,
     cache: HashMap<Pid, (Kind, u64)>,
 }
 
 impl Classifier {
     /// `group_cgroups`: the tick groups' absolute cgroup directories.
     pub fn new(cgroup_root: &Path, group_cgroups: &[&Path]) -> Classifier {
-        let groups = group_cgroups
-            .iter()
-            .map(|g| {
-                let rel = g.strip_prefix(cgroup_root).unwrap_or(g);
-                format!("/{}", rel.display()).replace("//", "/")
-            })
-            .map(|g| {
-                if g.len() > 1 {
-                    g.trim_end_matches('/').to_string()
-                } else {
-                    g
-                }
-            })
-            .collect();
         Classifier {
-            groups,
+            root: cgroup_root.to_path_buf(),
+            groups: group_cgroups
+                .iter()
+                .map(|g| g.components().collect())
+                .collect(),
             cache: HashMap::new(),
         }
     }
@@ -84,11 +57,13 @@ impl Classifier {
         {
             return k;
         }
-        let group = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
-            .ok()
-            .and_then(|text| cgroup_of(&text).and_then(|cg| nearest_group(&self.groups, cg)));
+        let group = cgroup::cgroup_of(pid as u32).and_then(|rel| {
+            cgroup::nearest_group(&self.root, &rel, |d| {
+                self.groups.iter().position(|g| g == d)
+            })
+        });
         let k = match group {
-            Some(g) => Kind::Runner(g),
+            Some((g, _)) => Kind::Runner(g),
             None if std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .is_ok_and(|s| is_kthread(&s)) =>
             {
@@ -112,21 +87,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_nearest_group_at_or_above_wins() {
-        let groups = vec!["/tick".to_string(), "/tick/fast".to_string()];
-        assert_eq!(nearest_group(&groups, "/tick"), Some(0));
-        assert_eq!(nearest_group(&groups, "/tick/slow/x"), Some(0));
-        assert_eq!(nearest_group(&groups, "/tick/fast"), Some(1));
-        assert_eq!(nearest_group(&groups, "/tick/fast/ticks"), Some(1));
-        assert_eq!(
-            nearest_group(&groups, "/ticker"),
-            None,
-            "a name prefix is not a parent"
-        );
-        assert_eq!(nearest_group(&groups, "/"), None);
-    }
-
-    #[test]
     fn kernel_threads_are_told_by_their_flags() {
         // rcu_preempt: PF_KTHREAD (0x200000) among its flags
         let rcu = "15 (rcu_preempt) I 2 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 4";
@@ -137,22 +97,17 @@ mod tests {
     }
 
     #[test]
-    fn proc_cgroup_gives_the_v2_path() {
-        assert_eq!(cgroup_of("0::/tick/ticks\n"), Some("/tick/ticks"));
-        assert_eq!(cgroup_of("1:name=systemd:/x\n0::/y\n"), Some("/y"));
-        assert_eq!(cgroup_of(""), None);
-    }
-
-    #[test]
-    fn group_paths_are_made_relative_to_the_mount() {
+    fn group_dirs_match_with_or_without_a_trailing_slash() {
         let root = Path::new("/sys/fs/cgroup");
-        let c = Classifier::new(
-            root,
-            &[
-                Path::new("/sys/fs/cgroup/tick"),
-                Path::new("/sys/fs/cgroup/scx_tick/mc/ticks/"),
-            ],
+        let c = Classifier::new(root, &[Path::new("/sys/fs/cgroup/scx_tick/mc/ticks/")]);
+        let dir = root.join("scx_tick/mc/ticks");
+        assert_eq!(c.groups[0], dir);
+        assert_eq!(
+            cgroup::nearest_group(root, "/scx_tick/mc/ticks/x", |d| c
+                .groups
+                .iter()
+                .position(|g| g == d)),
+            Some((0, dir))
         );
-        assert_eq!(c.groups, vec!["/tick", "/scx_tick/mc/ticks"]);
     }
 }

@@ -29,7 +29,9 @@ const SCX_ENQ_WAKEUP: u64 = 1;
 
 /// CLOCK_MONOTONIC in ns: deadlines and wake times, as tick runners see them.
 fn now_ns() -> u64 {
-    scx_tick::workload::clock_ns(libc::CLOCK_MONOTONIC)
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .expect("CLOCK_MONOTONIC is always readable");
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
 }
 
 /// Still running or runnable? (The only way userspace learns that a runner

@@ -8,15 +8,15 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use plotters::prelude::*;
-use scx_tick::bench::parse::{
+use scx_tick_tools::bench::parse::{
     bpf_overhead, bpftool_progs, cyclictest_summary, process_cpu_pct, stress_ng_bogo_ops_per_s,
 };
-use scx_tick::bench::report::{
+use scx_tick_tools::bench::report::{
     BASELINE, Cell, FLOOR_LABEL, RunRecord, Scenario, cell, colour, headline_table, median_curve,
     scaling_points, scaling_table, scenario_table, schedulers, skipped, targets_section,
     vcpu_counts,
 };
-use scx_tick::workload::Summary;
+use scx_tick_tools::workload::Summary;
 
 #[derive(Parser)]
 #[command(

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::percentile;
+use scx_tick::stats::percentile;
 
 /// `clock`'s current time in ns (CLOCK_MONOTONIC: what deadlines use).
 pub fn clock_ns(clock: libc::clockid_t) -> u64 {

@@ -33,7 +33,7 @@ struct Args {
 }
 
 fn thread_cpu_ns() -> u64 {
-    scx_tick::workload::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+    scx_tick_tools::workload::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 fn tick_runner(ticks: u32, work_ns: u64) {

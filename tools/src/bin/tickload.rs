@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use scx_tick::rtpolicy::{self, DlParams, Policy, Request};
-use scx_tick::workload::{
+use scx_tick_tools::rtpolicy::{self, DlParams, Policy, Request};
+use scx_tick_tools::workload::{
     Rng, Summary, Tick, WorkDist, clock_ns, lateness_quantiles_ms, summarize,
 };
 use serde::Serialize;
