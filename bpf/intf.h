@@ -30,6 +30,12 @@ enum tick_consts {
 	/* a runner's slice ends at its deadline, but never sooner than this */
 	MIN_RUNNER_SLICE_NS = 200 * 1000,
 	/*
+	 * A runner that has run this long on a tick CPU yields it to a runner
+	 * waiting there with an earlier queue key (deadline plus CPU time had
+	 * this tick): runners with close deadlines take turns.
+	 */
+	RUNNER_QUANTUM_NS = 3 * 1000 * 1000,
+	/*
 	 * Never stall other work: when the fair queue's head has waited
 	 * OTHER_SHARE_PERIOD_NS, a CPU that started no other work for as long
 	 * runs it first, for

@@ -155,7 +155,7 @@ struct {
 
 struct cpu_ctx {
 	bool running_tick;    /* the current task is a tick runner */
-	u64 running_deadline; /* its deadline, while running_tick */
+	u64 running_key;    /* its queue key when it started, while running_tick */
 	u64 running_left;     /* its predicted remaining CPU time at running_since */
 	u64 running_since;
 	u32 steal_rr;         /* round-robin position among the tick CPUs */
@@ -423,14 +423,37 @@ static u64 busy_for(struct cpu_ctx *cctx, u64 now)
 }
 
 /*
- * A waking runner preempts other work, and a runner whose deadline is
- * strictly earlier (EDF); mirrors dispatch::preempts().
+ * A runner's key in the EDF queues: its deadline plus the CPU time this
+ * tick has had (@ran: of the stint in progress). Runners with close
+ * deadlines then take turns, a quantum each: the one that ran falls behind
+ * the ones that waited, so stacked runners share the CPUs (as McNaughton's
+ * schedule does) instead of the last of them ending late, while deadlines
+ * further apart than a tick's work keep EDF order. (Less a prediction of
+ * the work left, i.e. least laxity, would favour the runners that got the
+ * most CPU before: among runners that never sleep, one took 5 x the
+ * others' ticks.) Mirrors dispatch::queue_key().
  */
-static bool preempts(u64 deadline, bool running_tick, u64 running_deadline)
+static u64 runner_key(struct task_ctx *tctx, u64 ran)
+{
+	if (SCX_TICK_BREAK_FIFO)
+		return tctx->tick_start;
+	return tctx->deadline + tctx->tick_runtime + ran;
+}
+
+static u64 queue_key(struct task_ctx *tctx)
+{
+	return runner_key(tctx, 0);
+}
+
+/*
+ * A waking runner preempts other work, and a runner whose key is strictly
+ * earlier; mirrors dispatch::preempts().
+ */
+static bool preempts(u64 key, bool running_tick, u64 running_key)
 {
 	if (SCX_TICK_BREAK_FIFO)
 		return !running_tick;
-	return !running_tick || time_before(deadline, running_deadline);
+	return !running_tick || time_before(key, running_key);
 }
 
 /*
@@ -459,9 +482,9 @@ static bool in_share(struct cpu_ctx *cctx, u64 now)
 }
 
 /* May a runner with @deadline preempt what @cctx's CPU runs now? */
-static bool may_preempt(struct cpu_ctx *cctx, u64 deadline, u64 now)
+static bool may_preempt(struct cpu_ctx *cctx, u64 key, u64 now)
 {
-	return !in_share(cctx, now) && preempts(deadline, cctx->running_tick, cctx->running_deadline);
+	return !in_share(cctx, now) && preempts(key, cctx->running_tick, cctx->running_key);
 }
 
 /*
@@ -483,7 +506,7 @@ static bool is_stealable(struct task_ctx *tctx, u64 now, u64 ahead)
  * queued there with an earlier or equal deadline (at most MAX_PROBES looked
  * at). Mirrors dispatch::wait_at_home().
  */
-static u64 wait_at(s32 cpu, u64 deadline, u64 now)
+static u64 wait_at(s32 cpu, u64 key, u64 now)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 	struct task_struct *q;
@@ -494,14 +517,14 @@ static u64 wait_at(s32 cpu, u64 deadline, u64 now)
 		return 0;
 	if (in_share(cctx, now))
 		wait = elapsed(cctx->share_until, now) ?: 1;
-	else if (!preempts(deadline, cctx->running_tick, cctx->running_deadline))
+	else if (!preempts(key, cctx->running_tick, cctx->running_key))
 		wait = busy_for(cctx, now) ?: 1;
 	if (scx_bpf_dsq_nr_queued(cpu) <= 0)
 		return wait;
 	bpf_for_each(scx_dsq, q, cpu, 0) {
 		struct task_ctx *qctx;
 
-		if (time_after(q->scx.dsq_vtime, deadline) || ++n > MAX_PROBES)
+		if (time_after(q->scx.dsq_vtime, key) || ++n > MAX_PROBES)
 			break;
 		qctx = lookup_task_ctx(q);
 		/* an unknown MSPT still means somebody goes first */
@@ -591,7 +614,7 @@ static void reserve(s32 cpu, struct task_ctx *tctx, u64 now)
 	if (!cctx)
 		return;
 	cctx->running_tick = true;
-	cctx->running_deadline = tctx->deadline;
+	cctx->running_key = queue_key(tctx);
 	cctx->running_left = tctx->mspt;
 	cctx->running_since = now;
 }
@@ -683,7 +706,7 @@ static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 
 	if (!cctx)
 		return;
-	if (may_preempt(cctx, tctx->deadline, now)) {
+	if (may_preempt(cctx, queue_key(tctx), now)) {
 		if (!here || (enq_flags & SCX_ENQ_WAKEUP))
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 		return;
@@ -720,7 +743,7 @@ static void kick_for_global(struct task_struct *p, struct task_ctx *tctx, u64 no
 		cpu = tick_cpus[i & (MAX_CPUS - 1)];
 		cctx = lookup_cpu_ctx(cpu);
 		if (cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
-		    may_preempt(cctx, tctx->deadline, now)) {
+		    may_preempt(cctx, queue_key(tctx), now)) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 			return;
 		}
@@ -869,11 +892,6 @@ static void take_hint_mid_run(struct task_struct *p, struct task_ctx *tctx, u64 
 }
 
 /* A runner's place in an EDF queue: its deadline. */
-static u64 queue_key(struct task_ctx *tctx)
-{
-	return SCX_TICK_BREAK_FIFO ? tctx->tick_start : tctx->deadline;
-}
-
 static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	u64 now = scx_bpf_now();
@@ -909,7 +927,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	 * stall the other); predicted to start late at home, a CPU running
 	 * other work is preempted for it. Otherwise home and its cache.
 	 */
-	wait = wait_at(home, tctx->deadline, now);
+	wait = wait_at(home, queue_key(tctx), now);
 	if ((wait || home_runs_runner(home)) && spill_idle(p, tctx, home, enq_flags))
 		return;
 	if (is_stealable(tctx, now, wait) && spill_preempt(p, tctx, home, enq_flags)) {
@@ -1301,6 +1319,17 @@ static u64 lend_window(struct cpu_ctx *cctx, u64 now)
 	return wake - now - run_tasks_buffer_ns;
 }
 
+/*
+ * The slice ends at the deadline: then the next tick competes again
+ * (replenish). Mirrors dispatch::runner_slice().
+ */
+static u64 runner_slice(struct task_ctx *tctx, u64 now)
+{
+	u64 slice = elapsed(tctx->deadline, now);
+
+	return slice > MIN_RUNNER_SLICE_NS ? slice : MIN_RUNNER_SLICE_NS;
+}
+
 void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
@@ -1338,6 +1367,40 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	}
 }
 
+/*
+ * Runners with close deadlines take turns: a runner that has run a quantum
+ * yields its CPU (its slice ends now) to a runner waiting for it with an
+ * earlier key: the head of this tick CPU's queue (on a non-tick CPU, of
+ * the yielder's home, which this CPU then steals from) or of the global
+ * queue, if it may run here. The yielder queues again with its own key, or
+ * spills over. Stacked runners so share the CPUs; alone, a runner keeps
+ * its slice to its deadline. Mirrors dispatch::yields().
+ */
+void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	s32 cpu = scx_bpf_task_cpu(p), q;
+	struct task_struct *head;
+	u64 now, ran, key;
+
+	if (!tctx || !tctx->runner)
+		return;
+	now = scx_bpf_now();
+	ran = elapsed(now, tctx->run_start);
+	if (ran < RUNNER_QUANTUM_NS)
+		return;
+	key = runner_key(tctx, ran);
+	q = tick_index(cpu) >= 0 ? cpu : tctx->home;
+	head = q >= 0 ? peek(q) : NULL;
+	if (head && time_before(head->scx.dsq_vtime, key) && bpf_cpumask_test_cpu(cpu, head->cpus_ptr)) {
+		p->scx.slice = 0;
+		return;
+	}
+	head = peek(DSQ_GLOBAL_TICK);
+	if (head && time_before(head->scx.dsq_vtime, key) && bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
+		p->scx.slice = 0;
+}
+
 void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
@@ -1373,7 +1436,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
-	u64 now = scx_bpf_now(), slice;
+	u64 now = scx_bpf_now();
 	s32 cpu = scx_bpf_task_cpu(p);
 
 	if (!tctx || !cctx)
@@ -1394,12 +1457,10 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 			tctx->started = true;
 			account_start(tctx, now);
 		}
-		cctx->running_deadline = tctx->deadline;
+		cctx->running_key = queue_key(tctx);
 		cctx->running_left = tctx->mspt > tctx->tick_runtime ? tctx->mspt - tctx->tick_runtime : 0;
 		cctx->running_since = now;
-		/* the slice ends at the deadline: then the next tick competes again (replenish) */
-		slice = elapsed(tctx->deadline, now);
-		p->scx.slice = slice > MIN_RUNNER_SLICE_NS ? slice : MIN_RUNNER_SLICE_NS;
+		p->scx.slice = runner_slice(tctx, now);
 		return;
 	}
 
@@ -1430,6 +1491,14 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 
 	if (cctx)
 		cctx->running_tick = false;
+	/*
+	 * Preempted with slice left, the kernel would put @p back at the head
+	 * of this CPU's local queue, ahead of every runner waiting here (a
+	 * preempted CPU hog would run again before the runner whose quantum
+	 * just ended). Without a slice it goes through enqueue: its queue.
+	 */
+	if (runnable)
+		p->scx.slice = 0;
 	if (!tctx)
 		return;
 	if (tctx->runner) {
@@ -1577,6 +1646,7 @@ SCX_OPS_DEFINE(tick_ops,
 	       .select_cpu = (void *)tick_select_cpu,
 	       .enqueue = (void *)tick_enqueue,
 	       .dispatch = (void *)tick_dispatch,
+	       .tick = (void *)tick_tick,
 	       .runnable = (void *)tick_runnable,
 	       .running = (void *)tick_running,
 	       .stopping = (void *)tick_stopping,

@@ -186,34 +186,45 @@ pub fn poll_spill(
     Pick::Nothing
 }
 
-/// Does a runner with `deadline` preempt what a CPU runs? Other work
-/// (`running` = None) always; a runner only when the newcomer's deadline
-/// is strictly earlier (preemptive EDF; a tie keeps the CPU, which avoids
-/// ping-pong between runners of equal deadlines).
-pub fn preempts(deadline: u64, running: Option<u64>) -> bool {
-    running.is_none_or(|d| (deadline.wrapping_sub(d) as i64) < 0)
+/// A runner's key in the EDF queues (BPF: `runner_key()`): its deadline
+/// plus the CPU time `ran` this tick has had. Runners with close deadlines
+/// then take turns, a quantum each: the one that ran falls behind the ones
+/// that waited, so stacked runners share the CPUs (as McNaughton's
+/// schedule does) instead of the last of them ending late; deadlines
+/// further apart than a tick's work keep EDF order.
+pub fn queue_key(deadline: u64, ran: u64) -> u64 {
+    deadline.wrapping_add(ran)
+}
+
+/// Does a runner with `key` preempt what a CPU runs? Other work
+/// (`running` = None) always; a runner only when the newcomer's key is
+/// strictly earlier (a tie keeps the CPU, which avoids ping-pong between
+/// runners of equal keys).
+pub fn preempts(key: u64, running: Option<u64>) -> bool {
+    running.is_none_or(|k| (key.wrapping_sub(k) as i64) < 0)
 }
 
 /// The runner a CPU is running, as placement sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Running {
-    pub deadline: u64,
+    /// Its queue key when it started.
+    pub key: u64,
     /// Predicted CPU time it still needs.
     pub left: u64,
 }
 
-/// How long a runner with `deadline` would wait at its home: the rest of
-/// the runner there that it cannot preempt, plus the predicted work (MSPT)
-/// of the runners queued there with an earlier or equal deadline, at most
+/// How long a runner with `key` would wait at its home: the rest of the
+/// runner there that it cannot preempt, plus the predicted work (MSPT) of
+/// the runners queued there with an earlier or equal key, at most
 /// [`MAX_PROBES`] of them. An unknown MSPT (0) still counts as 1 ns: a
 /// runner ahead is a wait, even one we cannot size.
-pub fn wait_at_home(deadline: u64, running: Option<Running>, queued: &[(u64, u64)]) -> u64 {
+pub fn wait_at_home(key: u64, running: Option<Running>, queued: &[(u64, u64)]) -> u64 {
     let mut wait = match running {
-        Some(r) if !preempts(deadline, Some(r.deadline)) => r.left.max(1),
+        Some(r) if !preempts(key, Some(r.key)) => r.left.max(1),
         _ => 0,
     };
     for &(d, mspt) in queued.iter().take(MAX_PROBES) {
-        if (d.wrapping_sub(deadline) as i64) > 0 {
+        if (d.wrapping_sub(key) as i64) > 0 {
             break;
         }
         wait += mspt.max(1);
@@ -310,13 +321,23 @@ pub fn other_owed(other_at: u64, now: u64, head_queued_at: Option<u64>) -> bool 
 }
 
 /// A runner's slice, mirrored from bpf/intf.h.
-pub const MIN_RUNNER_SLICE_NS: u64 = 200_000;
+pub const MIN_RUNNER_SLICE_NS: u64 = crate::bpf::intf::tick_consts_MIN_RUNNER_SLICE_NS as u64;
+pub const RUNNER_QUANTUM_NS: u64 = crate::bpf::intf::tick_consts_RUNNER_QUANTUM_NS as u64;
 
 /// A runner's slice ends at its deadline (never sooner than the minimum):
 /// if it still runs then, [`replenish`] starts its next tick and it
-/// competes again.
+/// competes again. Before that it may yield ([`yields`]).
 pub fn runner_slice(deadline: u64, now: u64) -> u64 {
     elapsed(deadline, now).max(MIN_RUNNER_SLICE_NS)
+}
+
+/// A runner with `key` (now) that has run `ran` on a tick CPU since it got
+/// it yields the CPU once that is a quantum, to a runner waiting for it
+/// with an earlier key (`queued`: the head of the CPU's queue, `global`:
+/// of the global queue). BPF: `tick_tick()`.
+pub fn yields(key: u64, ran: u64, queued: Option<u64>, global: Option<u64>) -> bool {
+    let earlier = |h: Option<u64>| h.is_some_and(|k| (k.wrapping_sub(key) as i64) < 0);
+    ran >= RUNNER_QUANTUM_NS && (earlier(queued) || earlier(global))
 }
 
 #[cfg(test)]
@@ -541,7 +562,7 @@ mod tests {
     #[test]
     fn the_wait_at_home_counts_only_runners_that_go_first() {
         let running = Some(Running {
-            deadline: NOW + 10 * MS,
+            key: NOW + 10 * MS,
             left: 7 * MS,
         });
         // a later deadline: waits for the rest of the runner and the queue ahead
@@ -629,6 +650,76 @@ mod tests {
             assert_eq!(d - s, p);
             assert_eq!(s % p, 0);
         }
+    }
+
+    /// Six runners of 20 ms woken together on 4 CPUs (the heavy scenario):
+    /// with plain EDF the two that queued behind others end at 40 ms; keys
+    /// that grow with the CPU time had and a quantum let them take turns,
+    /// and the last one ends near 120 / 4 = 30 ms.
+    #[test]
+    fn stacked_runners_take_turns_and_end_sooner() {
+        let (n, cpus, work, deadline) = (6, 4, 20 * MS, 50 * MS);
+        let last_end = |rotate: bool| {
+            let mut ran = vec![0u64; n];
+            let mut end = vec![0u64; n];
+            let mut on: Vec<usize> = (0..cpus).collect();
+            let mut now = 0;
+            while end.iter().any(|&e| e == 0) {
+                // each CPU's runner runs one quantum (or to its end)
+                let step = on
+                    .iter()
+                    .map(|&i| (work - ran[i]).min(RUNNER_QUANTUM_NS))
+                    .min()
+                    .unwrap();
+                now += step;
+                for &i in &on {
+                    ran[i] += step;
+                    if ran[i] == work {
+                        end[i] = now;
+                    }
+                }
+                let key = |i: usize| queue_key(deadline, ran[i]);
+                let waiting: Vec<usize> =
+                    (0..n).filter(|i| end[*i] == 0 && !on.contains(i)).collect();
+                let mut next = Vec::new();
+                for &i in &on {
+                    if end[i] != 0 {
+                        continue;
+                    }
+                    let head = waiting
+                        .iter()
+                        .filter(|w| !next.contains(*w))
+                        .map(|&w| key(w))
+                        .min();
+                    if !rotate || !yields(key(i), RUNNER_QUANTUM_NS, head, None) {
+                        next.push(i);
+                    }
+                }
+                let mut queue: Vec<usize> = waiting
+                    .into_iter()
+                    .chain(
+                        on.iter()
+                            .copied()
+                            .filter(|i| end[*i] == 0 && !next.contains(i)),
+                    )
+                    .collect();
+                queue.sort_by_key(|&i| key(i));
+                for i in queue {
+                    if next.len() < cpus && !next.contains(&i) {
+                        next.push(i);
+                    }
+                }
+                on = next;
+            }
+            *end.iter().max().unwrap()
+        };
+        let (edf, llf) = (last_end(false), last_end(true));
+        assert_eq!(edf, 40 * MS);
+        assert!(
+            llf <= 30 * MS + RUNNER_QUANTUM_NS,
+            "last ends at {} ms",
+            llf / MS
+        );
     }
 
     /// Three runners that never sleep share one CPU: with the slice ending
