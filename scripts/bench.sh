@@ -34,6 +34,9 @@
 #                     it, the report is rebuilt from everything in it
 #   --no-peers        do not install missing peers (those are then skipped)
 #
+# The host half (this script) sets up, boots the guests and writes the
+# report; scripts/guest/bench.sh runs the scenarios inside each guest.
+#
 # Writes DIR/results.md (tables, the targets check), DIR/lateness-NvCPU.png,
 # DIR/lateness-heavy-*-NvCPU.png, DIR/scaling-NvCPU.png, DIR/runs-NvCPU.jsonl
 # (one record per run) and the raw guest logs. Under software emulation (TCG) compare only the
@@ -41,30 +44,9 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/common.sh"
+source "$ROOT/scripts/bench-scenarios.sh"
 
-ALL_SCENARIOS=(standard heavy-idle heavy-hogs)
-ALL_SCHEDS=(eevdf fifo deadline scx_bpfland scx_flash scx_lavd scx_tick scx_tick-nosteal
-  scx_tick-nomidtick scx_tick-nosteal-nomidtick scx_tick-hints scx_tick-userspace)
-PEERS=(scx_bpfland scx_flash scx_lavd)
-PEER_DIR="$CACHE_DIR/peers"
-# The tick scenario: 20 TPS, 8 ms ± 2 ms of work, 1% of ticks spike to 40 ms.
-TICK_ARGS=(--period-ms 50 --work-ms 8 --jitter-ms 2 --spike-ms 40 --spike-pct 1 --seed 1)
-# SCHED_DEADLINE runtime: 1.6 x (work + jitter). Under TCG the kernel charges
-# 1-3 ms more per tick than the work itself (with tickload's default 1.1 x,
-# 16% of ticks were throttled even in an idle guest); a user would size it
-# from measurements like this too.
-DL_RUNTIME_MS=16
-HOGS_PER_CPU=2
-# The heavy scenario: 3T runners (T = tick CPUs) of 20 ms per 50 ms ask for
-# 1.2 x the tick CPUs, so runners must spill over to the other CPUs; no
-# jitter or spikes, so misses come from placement alone.
-HEAVY_PER_TICK_CPU=3
-HEAVY_ARGS=(--period-ms 50 --work-ms 20 --seed 1)
-# 1.5 x the work: 1.6 x (32 ms) would ask SCHED_DEADLINE for 3T x 0.64 =
-# 0.96 x vCPUs, above the kernel's admission limit of 0.95 per CPU.
-HEAVY_DL_RUNTIME_MS=30
-
-CPUS_LIST="" RUNNERS="" SECS="" SCHEDS="" OUT="" QUICK=0 NO_PEERS=0 GUEST=0 VCPUS=0
+CPUS_LIST="" RUNNERS="" SECS="" SCHEDS="" OUT="" QUICK=0 NO_PEERS=0
 SCENARIOS="" REPEAT=""
 ORIG_ARGS=("$@")
 while [[ $# -gt 0 ]]; do
@@ -78,7 +60,6 @@ while [[ $# -gt 0 ]]; do
     --schedulers) SCHEDS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --no-peers) NO_PEERS=1; shift ;;
-    --guest) GUEST=1; VCPUS=$2; shift 2 ;;
     -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) die "bench.sh: unknown option $1 (see scripts/bench.sh --help)" ;;
   esac
@@ -103,218 +84,6 @@ done
 
 BIN="$ROOT/target/release"
 
-# ---------------------------------------------------------------- the guest
-# One scheduler after another, in this one guest; every run prints its record
-# (a JSON line) on stdout, everything else goes to stderr.
-guest_main() {
-  local cg=/sys/fs/cgroup/tick work tick_cpus headline heavy runners=() s n sc rep reps
-  work=$(mktemp -d /tmp/bench.XXXXXX)
-  cd "$work" # stress-ng wants a writable working directory
-  mkdir -p "$cg"
-  echo 1 >/proc/sys/kernel/bpf_stats_enabled
-  tick_cpus=$("$BIN/scx_tick" topology --json | python3 -c \
-    'import json,sys; c=json.load(sys.stdin)["choice"]; print(len(c["tick_cpus"]) if c else 1)')
-  headline=$((2 * tick_cpus))
-  heavy=$((HEAVY_PER_TICK_CPU * tick_cpus))
-  case "$RUNNERS" in
-    auto) runners=(1 "$tick_cpus" "$headline" $((4 * tick_cpus))) ;;
-    headline) runners=("$headline") ;;
-    *) IFS=, read -ra runners <<<"$RUNNERS"; headline=${runners[$(((${#runners[@]} - 1) / 2))]} ;;
-  esac
-  # (no process substitution here: the guest has no /dev/fd)
-  read -ra runners <<<"$(printf '%s\n' "${runners[@]}" | sort -nu | tr '\n' ' ')"
-  echo "[bench] guest: $VCPUS vCPUs, kernel $(uname -r), $(lscpu | sed -n 's/^Model name: *//p')," \
-    "tick CPUs $tick_cpus, scenarios ${SCENARIO_LIST[*]}, runners ${runners[*]} (headline $headline," \
-    "heavy $heavy), $REPEAT run(s) per headline/heavy cell, $SECS s per run" >&2
-
-  for s in "${SCHED_LIST[@]}"; do
-    echo "[bench] start $s" >&2 # the host's watchdog reads these
-    if ! start_sched "$s"; then
-      echo "[bench] $s skipped: $SKIP_WHY" >&2
-      "$BIN/benchreport" record --vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" \
-        --runners "$headline" --headline --duration-s "$SECS" --skipped "$SKIP_WHY"
-      echo "[bench] finished $s" >&2
-      continue
-    fi
-    for sc in "${SCENARIO_LIST[@]}"; do
-      case "$sc" in
-        standard)
-          for n in "${runners[@]}"; do
-            # only the headline is repeated: the scaling table may stay at one run
-            reps=1
-            [[ $n -eq $headline ]] && reps=$REPEAT
-            for ((rep = 0; rep < reps; rep++)); do
-              run_once "$s" standard "$n" "$rep" "$([[ $n -eq $headline ]] && echo 1 || echo 0)" "$tick_cpus" "$cg"
-            done
-          done ;;
-        heavy-idle|heavy-hogs)
-          for ((rep = 0; rep < REPEAT; rep++)); do
-            run_once "$s" "$sc" "$heavy" "$rep" 0 "$tick_cpus" "$cg"
-          done
-          # the floor heavy-hogs is judged against: EEVDF beside a single hog
-          if [[ $sc == heavy-hogs && $s == eevdf ]]; then
-            for ((rep = 0; rep < REPEAT; rep++)); do
-              run_once "$s" heavy-floor "$heavy" "$rep" 0 "$tick_cpus" "$cg"
-            done
-          fi ;;
-      esac
-    done
-    stop_sched
-    echo "[bench] finished $s" >&2
-  done
-  rm -rf "$work"
-}
-
-SCHED_PID="" SKIP_WHY=""
-sched_state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo missing; }
-
-# Start scheduler $1 (nothing for the kernel's own policies). On failure
-# set SKIP_WHY and return 1.
-start_sched() {
-  local s=$1 cmd=() i
-  case "$s" in
-    eevdf|fifo|deadline) return 0 ;;
-    scx_tick) cmd=("$BIN/scx_tick" --tick-cgroup tick) ;;
-    scx_tick-nosteal) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-work-stealing) ;;
-    scx_tick-nomidtick) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-mid-tick) ;;
-    scx_tick-nosteal-nomidtick) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-work-stealing --no-mid-tick) ;;
-    scx_tick-hints) cmd=("$BIN/scx_tick" --tick-cgroup tick) ;; # and tickload --hint
-    scx_tick-userspace) cmd=("$BIN/scx_tick" --userspace --tick-cgroup tick) ;;
-    *)
-      if [[ ! -x "$PEER_DIR/bin/$s" ]]; then
-        SKIP_WHY="not installed (cargo install failed, see peers-$s.log, or --no-peers)"
-        return 1
-      fi
-      cmd=("$PEER_DIR/bin/$s") ;;
-  esac
-  if [[ "$(sched_state)" != disabled ]]; then
-    SKIP_WHY="another sched_ext scheduler is still enabled"
-    return 1
-  fi
-  "${cmd[@]}" >"sched-$s.log" 2>&1 &
-  SCHED_PID=$!
-  for ((i = 0; i < 1200; i++)); do
-    [[ "$(sched_state)" == enabled ]] && break
-    kill -0 "$SCHED_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  if [[ "$(sched_state)" != enabled ]]; then
-    kill -INT "$SCHED_PID" 2>/dev/null; wait "$SCHED_PID" 2>/dev/null || true
-    SCHED_PID=""
-    SKIP_WHY="did not load: $(grep -v '^\s*$' "sched-$s.log" | tail -3 | tr '\n' ' ' | cut -c1-300)"
-    return 1
-  fi
-  echo "[bench] $s enabled: $(cat /sys/kernel/sched_ext/root/ops)" >&2
-}
-
-stop_sched() {
-  [[ -n "$SCHED_PID" ]] || return 0
-  kill -INT "$SCHED_PID" 2>/dev/null || true
-  local i
-  for ((i = 0; i < 200; i++)); do kill -0 "$SCHED_PID" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$SCHED_PID" 2>/dev/null || true
-  wait "$SCHED_PID" 2>/dev/null || true
-  SCHED_PID=""
-  for ((i = 0; i < 300; i++)); do [[ "$(sched_state)" == disabled ]] && return 0; sleep 0.1; done
-  echo "[bench] warning: sched_ext still $(sched_state) after stopping" >&2
-}
-
-# One measured window of scenario $2: its background load + tickload (+
-# cyclictest in the standard headline run) under the running scheduler;
-# prints the record.
-run_once() {
-  local s=$1 sc=$2 n=$3 rep=$4 headline=$5 tick_cpus=$6 cg=$7 policy=() cyc_pol=other scx=0
-  local bg=() cyc_secs=$((SECS - 2 < 5 ? SECS - 2 : 5)) rec=()
-  local tick_args=("${TICK_ARGS[@]}") dl_ms=$DL_RUNTIME_MS hogs=$((HOGS_PER_CPU * VCPUS)) storm=1
-  case "$sc" in
-    heavy-idle) tick_args=("${HEAVY_ARGS[@]}") dl_ms=$HEAVY_DL_RUNTIME_MS hogs=0 storm=0 ;;
-    heavy-hogs) tick_args=("${HEAVY_ARGS[@]}") dl_ms=$HEAVY_DL_RUNTIME_MS storm=0 ;;
-    heavy-floor) tick_args=("${HEAVY_ARGS[@]}") dl_ms=$HEAVY_DL_RUNTIME_MS hogs=1 storm=0 ;;
-  esac
-  case "$s" in
-    fifo) policy=(--policy fifo --fifo-prio 50); cyc_pol=fifo ;;
-    deadline) policy=(--policy deadline --dl-runtime-ms "$dl_ms") ;;
-    scx_tick-hints) policy=(--hint); scx=1 ;;
-    scx_*) scx=1 ;;
-  esac
-  echo "[bench] run $s $n $sc $rep" >&2 # the host's watchdog reads these
-  rm -f stress.out hackbench.count cyclictest.out tickload.json bpf-*.json sched-*.stat
-  if [[ $scx -eq 1 ]]; then
-    bpftool -j prog show >bpf-before.json
-    cat "/proc/$SCHED_PID/stat" >sched-before.stat 2>/dev/null || true
-  fi
-  if ((hogs > 0)); then
-    stress-ng --cpu "$hogs" --timeout $((SECS + 2))s --metrics-brief \
-      --temp-path "$PWD" >stress.out 2>&1 &
-    bg+=($!)
-  fi
-  if ((storm)); then
-    # the fork/pipe storm: hackbench runs back to back, counted
-    (
-      end=$((SECONDS + SECS + 1)) runs=0
-      while ((SECONDS < end)); do
-        hackbench -p -g 2 -f 5 -l 50 >/dev/null 2>&1 && runs=$((runs + 1))
-      done
-      echo "$runs" >hackbench.count
-    ) &
-    bg+=($!)
-  fi
-  if ((${#bg[@]} > 0)); then sleep 0.5; fi
-  if [[ $headline -eq 1 ]]; then
-    # a latency probe inside the tick group, with the tick runners' policy
-    (
-      sleep 1
-      echo "$BASHPID" >"$cg/cgroup.procs"
-      if [[ $cyc_pol == fifo ]]; then
-        exec cyclictest -q -D "$cyc_secs" -i 1000 --policy fifo -p 50
-      fi
-      exec cyclictest -q -D "$cyc_secs" -i 1000
-    ) >cyclictest.out 2>&1 &
-    bg+=($!)
-  fi
-  local tl_rc=0
-  timeout -k 5 $((SECS + 60)) "$BIN/tickload" -n "$n" "${tick_args[@]}" --duration-s "$SECS" --cgroup "$cg" "${policy[@]}" \
-    --json >tickload.json 2>tickload.err || tl_rc=$?
-  if ((${#bg[@]} > 0)); then wait "${bg[@]}" 2>/dev/null || true; fi
-  if [[ $scx -eq 1 ]]; then
-    bpftool -j prog show >bpf-after.json
-    cat "/proc/$SCHED_PID/stat" >sched-after.stat 2>/dev/null || true
-  fi
-  rec=(--vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" --scenario "$sc" --rep "$rep"
-    --runners "$n" --duration-s "$SECS")
-  if [[ $headline -eq 1 ]]; then rec+=(--headline); fi
-  if [[ $tl_rc -ne 0 ]]; then
-    echo "[bench] $s, $sc, $n runners: tickload failed: $(tail -1 tickload.err)" >&2
-    "$BIN/benchreport" record "${rec[@]}" --skipped "tickload failed: $(tail -1 tickload.err)"
-    return 0
-  fi
-  rec+=(--tickload tickload.json)
-  if ((hogs > 0)); then rec+=(--stress stress.out); fi
-  if ((storm)); then rec+=(--hackbench-runs "$(cat hackbench.count 2>/dev/null || echo 0)"); fi
-  if [[ $headline -eq 1 ]]; then rec+=(--cyclictest cyclictest.out --cyclictest-policy "$cyc_pol"); fi
-  if [[ $scx -eq 1 ]]; then rec+=(--bpf-before bpf-before.json --bpf-after bpf-after.json); fi
-  if [[ -s sched-before.stat && -s sched-after.stat ]]; then
-    rec+=(--sched-stat-before sched-before.stat --sched-stat-after sched-after.stat)
-  fi
-  local want=disabled
-  if [[ $scx -eq 1 ]]; then want=enabled; fi
-  if [[ "$(sched_state)" != "$want" ]]; then
-    echo "[bench] warning: $s: sched_ext state is $(sched_state) after the run (the scheduler exited?)" >&2
-  fi
-  python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["total"]; print(
-    "[bench] %-26s %-11s #%s runners %2s: miss %6.2f%%  late p50 %7.2f p99 %7.2f ms  mspt p99 %7.2f ms" % (
-    sys.argv[2], sys.argv[4], sys.argv[5], sys.argv[3], t["miss_pct"], t["lateness_p50_ms"],
-    t["lateness_p99_ms"], t["mspt_p99_ms"]), file=sys.stderr)' \
-    tickload.json "$s" "$n" "$sc" "$rep"
-  "$BIN/benchreport" record "${rec[@]}"
-}
-
-if [[ $GUEST -eq 1 ]]; then
-  guest_main
-  exit 0
-fi
-
-# ----------------------------------------------------------------- the host
 bash "$ROOT/scripts/setup.sh"
 SUDO=""
 [[ $EUID -ne 0 ]] && SUDO="sudo"
@@ -414,7 +183,7 @@ run_guests() {
     local timeout=$((${#todo[@]} * (cells * (SECS + 15) + 60) + 180))
     log "guest with $v vCPUs: ${todo[*]} (up to $timeout s)"
     bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout "$timeout" --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
-      bash "$ROOT/scripts/bench.sh" --guest "$v" --runners "$RUNNERS" --seconds "$SECS" \
+      bash "$ROOT/scripts/guest/bench.sh" --vcpus "$v" --runners "$RUNNERS" --seconds "$SECS" \
       --scenarios "$SCENARIOS" --repeat "$REPEAT" \
       --schedulers "$(IFS=,; echo "${todo[*]}")" >>"$raw" 2> >(tee -a "$log" >&2) &
     vm=$!

@@ -664,7 +664,7 @@ mod tests {
             let mut end = vec![0u64; n];
             let mut on: Vec<usize> = (0..cpus).collect();
             let mut now = 0;
-            while end.iter().any(|&e| e == 0) {
+            while end.contains(&0) {
                 // each CPU's runner runs one quantum (or to its end)
                 let step = on
                     .iter()

@@ -23,7 +23,7 @@ use crate::config::Plan;
 use crate::hints::Hints;
 use crate::membership::{Membership, Table};
 use crate::pinning::Pinner;
-use crate::report::{self, JsonSink, MissEvent, Reporter, Shared};
+use crate::report::{self, Intervals, JsonSink, MissEvent, Reporter, Shared};
 use crate::startup::{check_outputs, group_name, plan, preflight, replan};
 use crate::stats::{Counters, GroupCounters, Metrics};
 use crate::topology::Machine;
@@ -347,10 +347,8 @@ impl<'a> Scheduler<'a> {
         rb: &libbpf_rs::RingBuffer,
         pending: &RefCell<Vec<MissEvent>>,
     ) -> Result<()> {
-        let json_every = out.print_every.unwrap_or(Duration::from_secs(1));
-
         let (mut snap_at, mut snap_prev) = (Instant::now(), base.groups.clone());
-        let (mut print_at, mut print_prev) = (Instant::now(), base.groups.clone());
+        let mut intervals = Intervals::new(out.print_every, out.json.is_some(), &base.groups);
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             membership.refresh(&mut Table {
                 map: &self.skel.maps.tick_groups,
@@ -380,26 +378,16 @@ impl<'a> Scheduler<'a> {
                         .metrics(&last.cpu, &last.groups, &snap_prev, secs);
                 (snap_at, snap_prev) = (Instant::now(), last.groups.clone());
             }
-            let every = if out.print_every.is_some() {
-                out.print_every
-            } else {
-                out.json.is_some().then_some(json_every)
-            };
-            if let Some(every) = every
-                && print_at.elapsed() >= every
-            {
+            if intervals.due() {
                 *last = Snapshot::read(&self.skel, base)?;
-                let secs = print_at.elapsed().as_secs_f64();
-                let m = out
-                    .reporter
-                    .metrics(&last.cpu, &last.groups, &print_prev, secs);
-                if out.print_every.is_some() {
-                    out.reporter.print(&m, &last.per_cpu);
-                }
-                if let Some(j) = &mut out.json {
-                    j.write(&m)?;
-                }
-                (print_at, print_prev) = (Instant::now(), last.groups.clone());
+                let per_cpu = &last.per_cpu;
+                intervals.emit(
+                    &mut out.reporter,
+                    &last.cpu,
+                    &last.groups,
+                    out.json.as_mut(),
+                    |r, m| r.print(m, per_cpu),
+                )?;
             }
         }
         rb.consume().ok();

@@ -1,5 +1,6 @@
 //! Home CPUs for tick runners: each thread of a tick group gets one of the
-//! group's tick CPUs, round-robin, and the BPF side learns it through the
+//! group's tick CPUs, the least loaded (`least_loaded`, the rule both policy
+//! modes use), and the BPF side learns it through the
 //! `home_cpus` map. Soft pinning stops there (the runner stays stealable);
 //! hard pinning also sets the thread's affinity to its home CPU, like the
 //! seed, and restores the original affinity on exit.
@@ -26,7 +27,6 @@ struct GroupHomes {
     cpus: Vec<usize>,
     /// relative deadline / period: the CPU share one runner may claim
     share: f64,
-    next: usize,
     homes: BTreeMap<u32, usize>,
 }
 
@@ -60,12 +60,17 @@ pub fn admission(groups: &[(usize, f64, &[usize])]) -> Option<String> {
     })
 }
 
-/// Assign homes round-robin to `tids` not yet homed; forget those gone.
+/// Give `tids` not yet homed the least loaded home; forget those gone.
 /// Returns (added, removed).
+/// The home of a new runner, in both policy modes: the CPU of `cpus` with
+/// the fewest runners homed on it (`load`), the first of them on a tie.
+pub fn least_loaded(cpus: &[usize], load: impl Fn(usize) -> usize) -> Option<usize> {
+    cpus.iter().copied().min_by_key(|&c| load(c))
+}
+
 fn reassign(
     homes: &mut BTreeMap<u32, usize>,
     cpus: &[usize],
-    next: &mut usize,
     tids: &[u32],
 ) -> (Vec<(u32, usize)>, Vec<u32>) {
     let removed: Vec<u32> = homes
@@ -78,9 +83,10 @@ fn reassign(
     }
     let mut added = Vec::new();
     for &t in tids {
-        if !homes.contains_key(&t) && !cpus.is_empty() {
-            let cpu = cpus[*next % cpus.len()];
-            *next += 1;
+        if homes.contains_key(&t) {
+            continue;
+        }
+        if let Some(cpu) = least_loaded(cpus, |c| homes.values().filter(|&&h| h == c).count()) {
             homes.insert(t, cpu);
             added.push((t, cpu));
         }
@@ -97,7 +103,6 @@ impl Pinner {
                 .map(|g| GroupHomes {
                     cpus: g.home_cpus.clone(),
                     share: g.deadline_ns as f64 / g.period_ns as f64,
-                    next: 0,
                     homes: BTreeMap::new(),
                 })
                 .collect(),
@@ -158,7 +163,7 @@ impl Pinner {
                 .collect();
             tids.sort_unstable();
             tids.dedup();
-            let (added, removed) = reassign(&mut g.homes, &g.cpus, &mut g.next, &tids);
+            let (added, removed) = reassign(&mut g.homes, &g.cpus, &tids);
             for &tid in &removed {
                 // ignore ENOENT: nothing to clean up
                 let _ = skel.maps.home_cpus.delete(&tid.to_ne_bytes());
@@ -233,16 +238,18 @@ mod tests {
     }
 
     #[test]
-    fn homes_are_round_robin_and_follow_threads() {
+    fn homes_are_least_loaded_and_follow_threads() {
         let mut homes = BTreeMap::new();
-        let mut next = 0;
-        let (added, removed) = reassign(&mut homes, &[2, 4], &mut next, &[10, 11, 12]);
+        let (added, removed) = reassign(&mut homes, &[2, 4], &[10, 11, 12]);
         assert_eq!(added, vec![(10, 2), (11, 4), (12, 2)]);
         assert!(removed.is_empty());
-        // 11 exits, 13 appears: 13 continues the rotation, 10 and 12 keep theirs.
-        let (added, removed) = reassign(&mut homes, &[2, 4], &mut next, &[10, 12, 13]);
+        // 11 exits, 13 appears: it goes where 11 left room, 10 and 12 keep theirs.
+        let (added, removed) = reassign(&mut homes, &[2, 4], &[10, 12, 13]);
         assert_eq!(added, vec![(13, 4)]);
         assert_eq!(removed, vec![11]);
         assert_eq!(homes.get(&10), Some(&2));
+        // 10 and 12 exit: the next two fill CPU 2 before 4 gets a second
+        let (added, _) = reassign(&mut homes, &[2, 4], &[13, 14, 15]);
+        assert_eq!(added, vec![(14, 2), (15, 2)]);
     }
 }

@@ -119,6 +119,55 @@ impl JsonSink {
     }
 }
 
+/// The periodic statistics both policy modes write: every `--stats`
+/// interval (every second when only `--stats-json` is given), the metrics
+/// of the interval that ended, to the live view and as one JSON line.
+pub struct Intervals {
+    every: Option<Duration>,
+    live: bool,
+    at: Instant,
+    prev: Vec<GroupCounters>,
+}
+
+impl Intervals {
+    /// `groups`: the counts the first interval starts from.
+    pub fn new(print_every: Option<Duration>, json: bool, groups: &[GroupCounters]) -> Intervals {
+        Intervals {
+            every: print_every.or(json.then_some(Duration::from_secs(1))),
+            live: print_every.is_some(),
+            at: Instant::now(),
+            prev: groups.to_vec(),
+        }
+    }
+
+    /// Has an interval ended?
+    pub fn due(&self) -> bool {
+        self.every.is_some_and(|e| self.at.elapsed() >= e)
+    }
+
+    /// End the interval at the counts now: its metrics go to `live` (with
+    /// `--stats`; the mode writes its live view) and to `json`.
+    pub fn emit(
+        &mut self,
+        reporter: &mut Reporter,
+        counters: &Counters,
+        groups: &[GroupCounters],
+        json: Option<&mut JsonSink>,
+        live: impl FnOnce(&mut Reporter, &Metrics),
+    ) -> Result<()> {
+        let secs = self.at.elapsed().as_secs_f64();
+        let m = reporter.metrics(counters, groups, &self.prev, secs);
+        if self.live {
+            live(reporter, &m);
+        }
+        if let Some(j) = json {
+            j.write(&m)?;
+        }
+        (self.at, self.prev) = (Instant::now(), groups.to_vec());
+        Ok(())
+    }
+}
+
 /// Builds metrics from counter snapshots and prints the live view.
 pub struct Reporter {
     names: Vec<String>,

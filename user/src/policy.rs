@@ -347,9 +347,7 @@ impl Runners {
 
     fn least_loaded(&self, home_cpus: &[usize]) -> usize {
         let load = |c: usize| self.by_pid.values().filter(|r| r.home == c).count();
-        *home_cpus
-            .iter()
-            .min_by_key(|&&c| load(c))
+        scx_tick::pinning::least_loaded(home_cpus, load)
             .expect("a tick group has at least one home CPU")
     }
 

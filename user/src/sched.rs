@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use libbpf_rs::OpenObject;
+use log::warn;
 use scx_tick::cli::RunArgs;
 use scx_tick::config::Plan;
 use scx_tick::dispatch;
-use scx_tick::report::{JsonSink, Reporter};
+use scx_tick::report::{Intervals, JsonSink, Reporter};
 use scx_tick::stats::{Counters, GroupCounters};
 use scx_utils::UserExitInfo;
 
@@ -117,6 +118,8 @@ pub struct Sched<'a> {
     json: Option<JsonSink>,
     pub out: NonBlocking,
     verbose: bool,
+    /// The admission check's last verdict, warned about when it changes.
+    last_admission: Option<String>,
 }
 
 impl<'a> Sched<'a> {
@@ -197,6 +200,7 @@ impl<'a> Sched<'a> {
             runner_masks: HashMap::new(),
             backlog: VecDeque::new(),
             ring_full: 0,
+            last_admission: None,
             clock: ClockOffset::default(),
             last_ran_at: 0,
             counters: Counters::default(),
@@ -469,44 +473,62 @@ impl<'a> Sched<'a> {
         for pid in gone {
             self.not_a_runner(pid);
         }
+        // the admission check, as the BPF mode's pinner makes it
+        let load: Vec<(usize, f64, &[usize])> = self
+            .plan
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(g, plan)| {
+                let runners = self
+                    .runners
+                    .by_pid
+                    .values()
+                    .filter(|r| r.group == g)
+                    .count();
+                let share = plan.deadline_ns as f64 / plan.period_ns as f64;
+                (runners, share, self.group_homes[g].as_slice())
+            })
+            .collect();
+        let verdict = scx_tick::pinning::admission(&load);
+        if verdict != self.last_admission {
+            if let Some(w) = &verdict {
+                warn!("{w}");
+            }
+            self.last_admission = verdict;
+        }
     }
 
     pub fn run(&mut self, reporter: &mut Reporter) -> Result<UserExitInfo> {
         let mut last_housekeeping = Instant::now();
-        let every = self
-            .print_every
-            .or(self.json.is_some().then_some(Duration::from_secs(1)));
-        let (mut print_at, mut print_prev) = (Instant::now(), self.groups.clone());
+        let mut intervals = Intervals::new(self.print_every, self.json.is_some(), &self.groups);
         while !self.bpf.exited() {
             self.schedule();
             if last_housekeeping.elapsed() >= Duration::from_secs(1) {
                 self.housekeeping();
                 last_housekeeping = Instant::now();
             }
-            if let Some(every) = every
-                && print_at.elapsed() >= every
-            {
-                let secs = print_at.elapsed().as_secs_f64();
-                let m = reporter.metrics(&self.counters, &self.groups, &print_prev, secs);
-                if self.print_every.is_some() {
-                    // NonBlocking never fails: it drops instead
-                    let _ = reporter.write_live(&mut self.out, &m, &[]);
-                    if self.verbose {
-                        let _ = writeln!(
-                            self.out,
-                            "  userspace: {} runners known, {} waiting, dispatch ring full {}x, clock offset {:?}, {}",
-                            self.runners.by_pid.len(),
-                            self.queues.held(),
-                            self.ring_full,
-                            self.clock,
-                            self.counters.summary()
-                        );
-                    }
-                }
-                if let Some(j) = &mut self.json {
-                    j.write(&m)?;
-                }
-                (print_at, print_prev) = (Instant::now(), self.groups.clone());
+            if intervals.due() {
+                let (out, verbose) = (&mut self.out, self.verbose);
+                let known = self.runners.by_pid.len();
+                let (held, ring_full, clock) = (self.queues.held(), self.ring_full, self.clock);
+                let summary = self.counters.summary();
+                intervals.emit(
+                    reporter,
+                    &self.counters,
+                    &self.groups,
+                    self.json.as_mut(),
+                    |r, m| {
+                        // NonBlocking never fails: it drops instead
+                        let _ = r.write_live(out, m, &[]);
+                        if verbose {
+                            let _ = writeln!(
+                                out,
+                                "  userspace: {known} runners known, {held} waiting, dispatch ring full {ring_full}x, clock offset {clock:?}, {summary}"
+                            );
+                        }
+                    },
+                )?;
             }
         }
         self.bpf.shutdown_and_report()
