@@ -26,3 +26,27 @@ wait_sched_state() { # WANT [SECS] [PID]
   [[ "$(sched_state)" == "$want" ]]
 }
 die() { echo "[scx_tick] error: $*" >&2; exit 1; }
+
+# One JSON line for a scenario's run into RECORDS: its name, result, seconds,
+# commit and the figures it printed (its "# " lines) and failures.
+keep_record() { # NAME RC SECONDS OUTPUT RECORDS COMMIT
+  python3 - "$@" >>"$5" <<'PY' || true
+import datetime, json, sys
+name, rc, secs, out, _, commit = sys.argv[1:7]
+lines = open(out, errors="replace").read().splitlines()
+print(json.dumps({
+    "scenario": name,
+    "result": {"0": "pass", "77": "skip"}.get(rc, "fail"),
+    "seconds": int(secs),
+    "commit": commit,
+    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+    "figures": [l[2:] for l in lines if l.startswith("# ")],
+    "failures": [l for l in lines if l.startswith("FAIL")],
+}))
+PY
+}
+
+# The commit being tested, marked when the tree has changes.
+commit_id() {
+  echo "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo '+uncommitted')"
+}

@@ -123,24 +123,7 @@ run_vm() { # file qemu|vng bpf|userspace
 
 RECORDS=${SCX_TICK_RECORDS:-$ROOT/results/test-$(date -u +%Y%m%d-%H%M%S).jsonl}
 mkdir -p "$(dirname "$RECORDS")"
-COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo '+uncommitted')"
-# name rc seconds output: one JSON line into $RECORDS
-keep_record() {
-  python3 - "$@" "$COMMIT" >>"$RECORDS" <<'PY' || true
-import datetime, json, sys
-name, rc, secs, out, commit = sys.argv[1:6]
-lines = open(out, errors="replace").read().splitlines()
-print(json.dumps({
-    "scenario": name,
-    "result": {"0": "pass", "77": "skip"}.get(rc, "fail"),
-    "seconds": int(secs),
-    "commit": commit,
-    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
-    "figures": [l[2:] for l in lines if l.startswith("# ")],
-    "failures": [l for l in lines if l.startswith("FAIL")],
-}))
-PY
-}
+COMMIT=$(commit_id)
 
 PASSED=0 FAILED=0 SKIPPED=0 FAILURES=() RETRIED=() RETRIED_PASSED=0 NOT_RUN=() VNG_PASSED=0
 LIMIT=${SCX_TICK_SUITE_LIMIT_S:-4800}
@@ -181,7 +164,7 @@ for i in "${!NAMES[@]}"; do
   fi
   wait $! 2>/dev/null # tee has written everything
   record "$name" "$rc" $((SECONDS - t))
-  keep_record "$name" "$rc" $((SECONDS - t)) "$o"
+  keep_record "$name" "$rc" $((SECONDS - t)) "$o" "$RECORDS" "$COMMIT"
   rm -f "$o"
 done
 

@@ -139,6 +139,6 @@ done
 ((maps_after <= maps_before)) || fail "maps leaked: $maps_before -> $maps_after"
 check_dmesg_clean
 miss_pct=$(python3 -c "print(f'{100*$scx_misses/max($scx_ticks,1):.2f}')")
-echo "soak: ${SECONDS}s, $cycles cycles, $attaches long attaches, $reloads reloads, $sigkills SIGKILLs, $hotplugs hotplug events, ${fifo_s}s of SCHED_FIFO hog, $storms hackbench storms, $churned threads churned, $refused forks refused by pids.max in all"
-echo "soak: scx_tick counted $scx_ticks ticks, $scx_misses misses ($miss_pct%), $scx_steals steals; the runners' own log: $load_ticks ticks, $load_misses misses under load"
-echo "soak: anomalies 0 (no ejection, no sched_ext error in dmesg, every exit 0, no leaked program or map)"
+note "soak: ${SECONDS}s, $cycles cycles, $attaches long attaches, $reloads reloads, $sigkills SIGKILLs, $hotplugs hotplug events, ${fifo_s}s of SCHED_FIFO hog, $storms hackbench storms, $churned threads churned, $refused forks refused by pids.max in all"
+note "soak: scx_tick counted $scx_ticks ticks, $scx_misses misses ($miss_pct%), $scx_steals steals; the runners' own log: $load_ticks ticks, $load_misses misses under load"
+note "soak: anomalies 0 (no ejection, no sched_ext error in dmesg, every exit 0, no leaked program or map)"
