@@ -481,7 +481,7 @@ static bool in_share(struct cpu_ctx *cctx, u64 now)
 	return !cctx->running_tick && time_before(now, cctx->share_until);
 }
 
-/* May a runner with @deadline preempt what @cctx's CPU runs now? */
+/* May a runner with queue key @key preempt what @cctx's CPU runs now? */
 static bool may_preempt(struct cpu_ctx *cctx, u64 key, u64 now)
 {
 	return !in_share(cctx, now) && preempts(key, cctx->running_tick, cctx->running_key);
@@ -501,9 +501,9 @@ static bool is_stealable(struct task_ctx *tctx, u64 now, u64 ahead)
 }
 
 /*
- * How long a runner with @deadline would wait on @cpu: the rest of the
+ * How long a runner with queue key @key would wait on @cpu: the rest of the
  * runner it cannot preempt there, plus the predicted work of the runners
- * queued there with an earlier or equal deadline (at most MAX_PROBES looked
+ * queued there with an earlier or equal key (at most MAX_PROBES looked
  * at). Mirrors dispatch::wait_at_home().
  */
 static u64 wait_at(s32 cpu, u64 key, u64 now)
@@ -891,7 +891,6 @@ static void take_hint_mid_run(struct task_struct *p, struct task_ctx *tctx, u64 
 	begin_tick(tctx, now, hint, gs);
 }
 
-/* A runner's place in an EDF queue: its deadline. */
 static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	u64 now = scx_bpf_now();
@@ -1319,17 +1318,6 @@ static u64 lend_window(struct cpu_ctx *cctx, u64 now)
 	return wake - now - run_tasks_buffer_ns;
 }
 
-/*
- * The slice ends at the deadline: then the next tick competes again
- * (replenish). Mirrors dispatch::runner_slice().
- */
-static u64 runner_slice(struct task_ctx *tctx, u64 now)
-{
-	u64 slice = elapsed(tctx->deadline, now);
-
-	return slice > MIN_RUNNER_SLICE_NS ? slice : MIN_RUNNER_SLICE_NS;
-}
-
 void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
@@ -1367,6 +1355,14 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	}
 }
 
+/* Is the head of queue @dsq a runner with a key before @key, allowed on @cpu? */
+static bool goes_before(u64 dsq, u64 key, s32 cpu)
+{
+	struct task_struct *head = peek(dsq);
+
+	return head && time_before(head->scx.dsq_vtime, key) && bpf_cpumask_test_cpu(cpu, head->cpus_ptr);
+}
+
 /*
  * Runners with close deadlines take turns: a runner that has run a quantum
  * yields its CPU (its slice ends now) to a runner waiting for it with an
@@ -1380,7 +1376,6 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	s32 cpu = scx_bpf_task_cpu(p), q;
-	struct task_struct *head;
 	u64 now, ran, key;
 
 	if (!tctx || !tctx->runner)
@@ -1391,13 +1386,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		return;
 	key = runner_key(tctx, ran);
 	q = tick_index(cpu) >= 0 ? cpu : tctx->home;
-	head = q >= 0 ? peek(q) : NULL;
-	if (head && time_before(head->scx.dsq_vtime, key) && bpf_cpumask_test_cpu(cpu, head->cpus_ptr)) {
-		p->scx.slice = 0;
-		return;
-	}
-	head = peek(DSQ_GLOBAL_TICK);
-	if (head && time_before(head->scx.dsq_vtime, key) && bpf_cpumask_test_cpu(cpu, head->cpus_ptr))
+	if ((q >= 0 && goes_before(q, key, cpu)) || goes_before(DSQ_GLOBAL_TICK, key, cpu))
 		p->scx.slice = 0;
 }
 
@@ -1430,6 +1419,17 @@ static void account_start(struct task_ctx *tctx, u64 now)
 	gs->lateness_sum_ns += lateness;
 	if (lateness > gs->lateness_max_ns)
 		gs->lateness_max_ns = lateness;
+}
+
+/*
+ * The slice ends at the deadline: then the next tick competes again
+ * (replenish). Mirrors dispatch::runner_slice().
+ */
+static u64 runner_slice(struct task_ctx *tctx, u64 now)
+{
+	u64 slice = elapsed(tctx->deadline, now);
+
+	return slice > MIN_RUNNER_SLICE_NS ? slice : MIN_RUNNER_SLICE_NS;
 }
 
 void BPF_STRUCT_OPS(tick_running, struct task_struct *p)

@@ -336,8 +336,9 @@ pub fn runner_slice(deadline: u64, now: u64) -> u64 {
 /// with an earlier key (`queued`: the head of the CPU's queue, `global`:
 /// of the global queue). BPF: `tick_tick()`.
 pub fn yields(key: u64, ran: u64, queued: Option<u64>, global: Option<u64>) -> bool {
-    let earlier = |h: Option<u64>| h.is_some_and(|k| (k.wrapping_sub(key) as i64) < 0);
-    ran >= RUNNER_QUANTUM_NS && (earlier(queued) || earlier(global))
+    // the waiting runner would preempt it
+    let goes_before = |h: Option<u64>| h.is_some_and(|k| preempts(k, Some(key)));
+    ran >= RUNNER_QUANTUM_NS && (goes_before(queued) || goes_before(global))
 }
 
 #[cfg(test)]
@@ -713,12 +714,12 @@ mod tests {
             }
             *end.iter().max().unwrap()
         };
-        let (edf, llf) = (last_end(false), last_end(true));
+        let (edf, turns) = (last_end(false), last_end(true));
         assert_eq!(edf, 40 * MS);
         assert!(
-            llf <= 30 * MS + RUNNER_QUANTUM_NS,
+            turns <= 30 * MS + RUNNER_QUANTUM_NS,
             "last ends at {} ms",
-            llf / MS
+            turns / MS
         );
     }
 

@@ -75,7 +75,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
             .trace_decisions
             .as_deref()
             .map(TraceSink::create)
-            .transpose()?,
+            .transpose()?
+            .map(RefCell::new),
         trace_dropped: 0,
     };
     // `--stats-json -`: stdout carries only JSON
@@ -87,7 +88,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let result = schedule(args, &mut plan, &shutdown, &mut out, &mut base);
     // The summary also when the kernel ejected us or something failed.
     out.reporter.summary(&base.groups, &base.cpu.summary());
-    if let (Some(t), Some(path)) = (&mut out.trace, &args.trace_decisions) {
+    if let (Some(t), Some(path)) = (&out.trace, &args.trace_decisions) {
+        let mut t = t.borrow_mut();
         t.flush()
             .with_context(|| format!("writing {}", path.display()))?;
         info!(
@@ -136,8 +138,9 @@ struct Outputs {
     json: Option<JsonSink>,
     shared: Shared,
     reporter: Reporter,
-    /// --trace-decisions (tests): the file, and records BPF could not send.
-    trace: Option<TraceSink>,
+    /// --trace-decisions (tests): the file (written from the ring buffer's
+    /// callback), and records BPF could not send.
+    trace: Option<RefCell<TraceSink>>,
     trace_dropped: u64,
 }
 
@@ -292,6 +295,9 @@ impl<'a> Scheduler<'a> {
         if let Ok(s) = Snapshot::read(&self.skel, &base) {
             *counts = s;
         }
+        if let Some(bss) = self.skel.maps.bss_data.as_ref() {
+            out.trace_dropped += bss.decisions_dropped;
+        }
         self.detach();
         let uei = uei_report!(&self.skel, uei);
         result?;
@@ -308,7 +314,6 @@ impl<'a> Scheduler<'a> {
         membership: &mut Membership,
     ) -> Result<()> {
         let pending = RefCell::new(Vec::new());
-        let trace = RefCell::new(out.trace.take());
         let mut rb = RingBufferBuilder::new();
         rb.add(&self.skel.maps.miss_events, |data: &[u8]| {
             if let Some(e) = MissEvent::parse(data) {
@@ -316,37 +321,15 @@ impl<'a> Scheduler<'a> {
             }
             0
         })?;
-        if trace.borrow().is_some() {
+        if let Some(trace) = &out.trace {
             rb.add(&self.skel.maps.decisions, |data: &[u8]| {
-                let mut t = trace.borrow_mut();
-                match t.as_mut().map(|t| t.write(data)) {
-                    Some(Err(_)) => -1,
-                    _ => 0,
+                match trace.borrow_mut().write(data) {
+                    Ok(()) => 0,
+                    Err(_) => -1,
                 }
             })?;
         }
         let rb = rb.build()?;
-        let result = self.poll_loop(shutdown, out, base, last, hints, membership, &rb, &pending);
-        drop(rb);
-        out.trace = trace.into_inner();
-        if let Some(bss) = self.skel.maps.bss_data.as_ref() {
-            out.trace_dropped += bss.decisions_dropped;
-        }
-        result
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn poll_loop(
-        &mut self,
-        shutdown: &AtomicBool,
-        out: &mut Outputs,
-        base: &Snapshot,
-        last: &mut Snapshot,
-        hints: &mut Hints,
-        membership: &mut Membership,
-        rb: &libbpf_rs::RingBuffer,
-        pending: &RefCell<Vec<MissEvent>>,
-    ) -> Result<()> {
         let (mut snap_at, mut snap_prev) = (Instant::now(), base.groups.clone());
         let mut intervals = Intervals::new(out.print_every, out.json.is_some(), &base.groups);
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {

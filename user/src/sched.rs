@@ -509,10 +509,6 @@ impl<'a> Sched<'a> {
                 last_housekeeping = Instant::now();
             }
             if intervals.due() {
-                let (out, verbose) = (&mut self.out, self.verbose);
-                let known = self.runners.by_pid.len();
-                let (held, ring_full, clock) = (self.queues.held(), self.ring_full, self.clock);
-                let summary = self.counters.summary();
                 intervals.emit(
                     reporter,
                     &self.counters,
@@ -520,11 +516,16 @@ impl<'a> Sched<'a> {
                     self.json.as_mut(),
                     |r, m| {
                         // NonBlocking never fails: it drops instead
-                        let _ = r.write_live(out, m, &[]);
-                        if verbose {
+                        let _ = r.write_live(&mut self.out, m, &[]);
+                        if self.verbose {
                             let _ = writeln!(
-                                out,
-                                "  userspace: {known} runners known, {held} waiting, dispatch ring full {ring_full}x, clock offset {clock:?}, {summary}"
+                                self.out,
+                                "  userspace: {} runners known, {} waiting, dispatch ring full {}x, clock offset {:?}, {}",
+                                self.runners.by_pid.len(),
+                                self.queues.held(),
+                                self.ring_full,
+                                self.clock,
+                                self.counters.summary()
                             );
                         }
                     },
