@@ -83,7 +83,7 @@ struct group_stats {
 	u64 ticks;
 	u64 misses;
 	u64 late_starts;
-	u64 stolen;
+	u64 steals;           /* ticks stolen by another tick CPU */
 	u64 lateness_max_ns;
 	u64 lateness_sum_ns;
 	u64 overshoot_max_ns;

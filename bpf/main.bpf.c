@@ -867,7 +867,7 @@ static void count_stolen(struct task_ctx *tctx)
 	STAT_INC(dispatch_stolen);
 	tctx->stolen = true;
 	if ((gs = lookup_group_stats(tctx->group)))
-		gs->stolen++;
+		gs->steals++;
 }
 
 /*

@@ -2,7 +2,6 @@
 //! server (`--monitor` and other clients), the OpenMetrics endpoint, the
 //! summary of miss events, and the exit summary.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, LineWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -16,7 +15,7 @@ use log::{debug, info};
 use scx_stats::prelude::*;
 
 use crate::bpf::intf::miss_event;
-use crate::stats::{Counters, GroupCounters, GroupMetrics, Metrics, fmt_us, hist_percentile_ns};
+use crate::stats::{Counters, GroupCounters, GroupMetrics, Metrics, fmt_us};
 
 /// The latest metrics, shared with the server threads.
 pub type Shared = Arc<Mutex<Metrics>>;
@@ -222,18 +221,7 @@ impl Reporter {
         prev: &[GroupCounters],
         secs: f64,
     ) -> Metrics {
-        let mut m = Metrics {
-            timestamp_s: unix_now(),
-            uptime_s: self.started.elapsed().as_secs_f64(),
-            interval_s: secs,
-            dispatch_local: cpu.dispatch_local,
-            dispatch_global: cpu.dispatch_global,
-            dispatch_stolen: cpu.dispatch_stolen,
-            dispatch_other: cpu.dispatch_other,
-            steals_refused: cpu.steals_refused,
-            lends: cpu.lends,
-            groups: BTreeMap::new(),
-        };
+        let mut m = Metrics::new(unix_now(), self.started.elapsed().as_secs_f64(), secs, cpu);
         for (i, name) in self.names.iter().enumerate() {
             let total = groups.get(i).cloned().unwrap_or_default();
             let before = prev.get(i).cloned().unwrap_or_default();
@@ -305,29 +293,7 @@ impl Reporter {
         totals: &str,
     ) -> std::io::Result<()> {
         for (name, g) in self.names.iter().zip(groups) {
-            writeln!(
-                out,
-                "scx_tick summary: {name}: ticks {} misses {} ({:.2}%) late starts {} steals {} hints {} (ignored {}) lateness p50 {} p99 {} max {} worst overshoot {}",
-                g.ticks,
-                g.misses,
-                if g.ticks > 0 {
-                    100.0 * g.misses as f64 / g.ticks as f64
-                } else {
-                    0.0
-                },
-                g.late_starts,
-                g.stolen,
-                g.hints_used,
-                g.hints_ignored,
-                fmt_us(
-                    hist_percentile_ns(&g.lateness_hist, 50.0).min(g.lateness_max_ns) as f64 / 1e3
-                ),
-                fmt_us(
-                    hist_percentile_ns(&g.lateness_hist, 99.0).min(g.lateness_max_ns) as f64 / 1e3
-                ),
-                fmt_us(g.lateness_max_ns as f64 / 1e3),
-                fmt_us(g.overshoot_max_ns as f64 / 1e3),
-            )?;
+            writeln!(out, "scx_tick summary: {}", g.summary(name))?;
         }
         writeln!(out, "scx_tick totals: {totals}")
     }

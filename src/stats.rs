@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use scx_stats_derive::Stats;
 use serde::{Deserialize, Serialize};
@@ -68,98 +67,277 @@ pub fn hist_percentile_ns(hist: &[u64], p: f64) -> u64 {
     bucket_upper_ns(hist.len() - 1)
 }
 
-/// One tick group's counters, summed over CPUs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GroupCounters {
-    pub ticks: u64,
-    pub misses: u64,
-    pub late_starts: u64,
-    pub stolen: u64,
-    pub lateness_max_ns: u64,
-    pub lateness_sum_ns: u64,
-    pub overshoot_max_ns: u64,
-    pub overshoot_sum_ns: u64,
-    pub hints_used: u64,
-    pub hints_ignored: u64,
-    pub lateness_hist: Vec<u64>,
-    pub overshoot_hist: Vec<u64>,
+/// The counted statistics, declared once. A line names a field of
+/// `struct cpu_stats` or `struct group_stats` (bpf/intf.h) and says what it
+/// counts; for a group counter also its OpenMetrics name. From this table
+/// come the Rust mirrors (`Counters`, `GroupCounters`) with their sum and
+/// delta, the exit summary's key=value list, the cumulative fields of
+/// `Metrics` and `GroupMetrics` (JSON, `--monitor`, `--help-stats`) and the
+/// OpenMetrics counters `scx_tick_<name>_total`. A new statistic is one line
+/// here, its field in bpf/intf.h and its increment in BPF.
+macro_rules! statistics {
+    (
+        cpu_totals_only { $($t:ident: $tdesc:tt,)* }
+        cpu { $($c:ident: $cdesc:tt,)* }
+        group { $($g:ident as $gom:ident: $gdesc:tt,)* }
+    ) => {
+        /// Totals over CPUs of `struct cpu_stats`.
+        #[derive(Debug, Clone, Copy, Default, PartialEq)]
+        pub struct Counters {
+            $(#[doc = $tdesc] pub $t: u64,)*
+            $(#[doc = $cdesc] pub $c: u64,)*
+        }
+
+        impl Counters {
+            fn of(s: &cpu_stats) -> Counters {
+                Counters { $($t: s.$t,)* $($c: s.$c,)* }
+            }
+
+            pub fn add(&mut self, o: &Counters) {
+                $(self.$t += o.$t;)*
+                $(self.$c += o.$c;)*
+            }
+
+            /// Counts since `prev` (counters only grow while attached).
+            pub fn delta(&self, prev: &Counters) -> Counters {
+                Counters {
+                    $($t: self.$t.saturating_sub(prev.$t),)*
+                    $($c: self.$c.saturating_sub(prev.$c),)*
+                }
+            }
+
+            /// Every counter by name, in declaration order.
+            pub fn fields(&self) -> Vec<(&'static str, u64)> {
+                vec![$((stringify!($t), self.$t),)* $((stringify!($c), self.$c),)*]
+            }
+        }
+
+        /// One tick group's counters, summed over CPUs.
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct GroupCounters {
+            $(#[doc = $gdesc] pub $g: u64,)*
+            /// Time from a runner's wake-up to its first CPU.
+            pub lateness: Dist,
+            /// How far a missed tick ran past its deadline.
+            pub overshoot: Dist,
+        }
+
+        impl GroupCounters {
+            pub fn add_cpu(&mut self, s: &group_stats) {
+                $(self.$g += s.$g;)*
+                self.lateness.merge(s.lateness_max_ns, s.lateness_sum_ns, &s.lateness_hist);
+                self.overshoot.merge(s.overshoot_max_ns, s.overshoot_sum_ns, &s.overshoot_hist);
+            }
+
+            /// What happened since `prev`; maxima stay cumulative.
+            pub fn delta(&self, prev: &GroupCounters) -> GroupCounters {
+                GroupCounters {
+                    $($g: self.$g.saturating_sub(prev.$g),)*
+                    lateness: self.lateness.delta(&prev.lateness),
+                    overshoot: self.overshoot.delta(&prev.overshoot),
+                }
+            }
+        }
+
+        /// One tick group in the metrics: cumulative counters plus the last interval.
+        #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+        #[stat(desc = "tick group statistics", _om_prefix = "g_", _om_label = "group")]
+        pub struct GroupMetrics {
+            $(#[stat(desc = $gdesc)] pub $g: u64,)*
+            #[stat(desc = "ticks per second over the last interval")]
+            pub ticks_per_s: f64,
+            #[stat(desc = "deadline misses in the last interval")]
+            pub interval_misses: u64,
+            #[stat(desc = "deadline misses in % of the ticks of the last interval")]
+            pub interval_miss_pct: f64,
+            #[stat(desc = "median start lateness of the last interval, us (interpolated in its bucket)")]
+            pub lateness_p50_us: f64,
+            #[stat(desc = "99th percentile start lateness of the last interval, us (interpolated in its bucket)")]
+            pub lateness_p99_us: f64,
+            #[stat(desc = "largest start lateness so far, us")]
+            pub lateness_max_us: f64,
+            #[stat(desc = "largest deadline overshoot so far, us")]
+            pub overshoot_max_us: f64,
+            #[stat(desc = "start lateness histogram (log-linear us buckets, 8 per power of two), cumulative", _om_skip)]
+            pub lateness_hist: Vec<u64>,
+            #[stat(desc = "deadline overshoot histogram (log-linear us buckets, 8 per power of two), cumulative", _om_skip)]
+            pub overshoot_hist: Vec<u64>,
+            #[stat(desc = "sum of start lateness, us, cumulative", _om_skip)]
+            pub lateness_sum_us: f64,
+            #[stat(desc = "sum of overshoot, us, cumulative", _om_skip)]
+            pub overshoot_sum_us: f64,
+        }
+
+        impl GroupMetrics {
+            pub fn new(total: &GroupCounters, interval: &GroupCounters, secs: f64) -> GroupMetrics {
+                GroupMetrics {
+                    $($g: total.$g,)*
+                    ticks_per_s: interval.ticks as f64 / secs.max(1e-9),
+                    interval_misses: interval.misses,
+                    interval_miss_pct: pct(interval.misses, interval.ticks),
+                    lateness_p50_us: us(interval.lateness.percentile_ns(50.0)),
+                    lateness_p99_us: us(interval.lateness.percentile_ns(99.0)),
+                    lateness_max_us: us(total.lateness.max_ns),
+                    overshoot_max_us: us(total.overshoot.max_ns),
+                    lateness_hist: total.lateness.hist.clone(),
+                    overshoot_hist: total.overshoot.hist.clone(),
+                    lateness_sum_us: us(total.lateness.sum_ns),
+                    overshoot_sum_us: us(total.overshoot.sum_ns),
+                }
+            }
+
+            /// OpenMetrics name, help and value of every group counter.
+            fn counters(&self) -> [(&'static str, &'static str, u64); [$(stringify!($g)),*].len()] {
+                [$((stringify!($gom), $gdesc, self.$g)),*]
+            }
+        }
+
+        /// Everything scx_tick reports: what `--stats-json` writes, what
+        /// `--monitor` and other scx_stats clients receive.
+        #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+        #[stat(top, desc = "scx_tick statistics")]
+        pub struct Metrics {
+            #[stat(desc = "wall-clock time of this sample, seconds since the Unix epoch (UTC)")]
+            pub timestamp_s: f64,
+            #[stat(desc = "seconds since scx_tick attached")]
+            pub uptime_s: f64,
+            #[stat(desc = "length of the last interval, s")]
+            pub interval_s: f64,
+            $(#[stat(desc = $cdesc)] pub $c: u64,)*
+            #[stat(desc = "per tick group")]
+            pub groups: BTreeMap<String, GroupMetrics>,
+        }
+
+        impl Metrics {
+            /// A sample of the cumulative counters `cpu`, without groups yet.
+            pub fn new(timestamp_s: f64, uptime_s: f64, interval_s: f64, cpu: &Counters) -> Metrics {
+                Metrics {
+                    timestamp_s,
+                    uptime_s,
+                    interval_s,
+                    $($c: cpu.$c,)*
+                    groups: BTreeMap::new(),
+                }
+            }
+
+            /// OpenMetrics name, help and value of every machine-wide counter.
+            fn counters(&self) -> [(&'static str, &'static str, u64); [$(stringify!($c)),*].len()] {
+                [$((stringify!($c), $cdesc, self.$c)),*]
+            }
+        }
+    };
 }
 
-impl Default for GroupCounters {
+statistics! {
+    cpu_totals_only {
+        ticks: "ticks started (wake-ups, and grid starts of runners that did not sleep)",
+        misses: "deadline misses, once per tick",
+        late_starts: "ticks that started 1 ms or more late",
+    }
+    cpu {
+        dispatch_local: "runners taken from their home CPU's EDF queue, cumulative",
+        dispatch_global: "runners taken from the global EDF queue, cumulative",
+        dispatch_stolen: "runners stolen from another tick CPU, cumulative",
+        dispatch_other: "other tasks dispatched from the fair queue, cumulative",
+        steals_refused: "steal candidates below the threshold, cumulative",
+        lends: "times a tick CPU ran other work while its runners slept, cumulative",
+    }
+    group {
+        ticks as ticks: "ticks started (runner wake-ups), cumulative",
+        misses as deadline_misses: "deadline misses, once per tick, cumulative",
+        late_starts as late_starts: "ticks that started 1 ms or more late, cumulative",
+        steals as steals: "ticks stolen by another tick CPU, cumulative",
+        hints_used as deadline_hints_used: "ticks whose deadline came from a deadline hint, cumulative",
+        hints_ignored as deadline_hints_ignored: "deadline hints ignored as stale or absurd, cumulative",
+    }
+}
+
+/// A tick group's start lateness or deadline overshoot: its largest value,
+/// sum and log-linear histogram, in ns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dist {
+    pub max_ns: u64,
+    pub sum_ns: u64,
+    pub hist: Vec<u64>,
+}
+
+impl Default for Dist {
     fn default() -> Self {
-        GroupCounters {
-            ticks: 0,
-            misses: 0,
-            late_starts: 0,
-            stolen: 0,
-            lateness_max_ns: 0,
-            lateness_sum_ns: 0,
-            overshoot_max_ns: 0,
-            overshoot_sum_ns: 0,
-            hints_used: 0,
-            hints_ignored: 0,
-            lateness_hist: vec![0; NR_BUCKETS],
-            overshoot_hist: vec![0; NR_BUCKETS],
+        Dist {
+            max_ns: 0,
+            sum_ns: 0,
+            hist: vec![0; NR_BUCKETS],
         }
+    }
+}
+
+impl Dist {
+    /// One value, as BPF's `account_start()`/`account_miss()` counts it.
+    pub fn add(&mut self, ns: u64) {
+        self.hist[bucket_of(ns)] += 1;
+        self.sum_ns += ns;
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    fn merge(&mut self, max_ns: u64, sum_ns: u64, hist: &[u64]) {
+        self.max_ns = self.max_ns.max(max_ns);
+        self.sum_ns += sum_ns;
+        for (h, n) in self.hist.iter_mut().zip(hist) {
+            *h += n;
+        }
+    }
+
+    /// Since `prev`; the maximum stays cumulative.
+    fn delta(&self, prev: &Dist) -> Dist {
+        Dist {
+            max_ns: self.max_ns,
+            sum_ns: self.sum_ns.saturating_sub(prev.sum_ns),
+            hist: (self.hist.iter().zip(&prev.hist))
+                .map(|(x, y)| x.saturating_sub(*y))
+                .collect(),
+        }
+    }
+
+    /// Percentile `p`, interpolated in its bucket; a bucket bound can exceed
+    /// the exact maximum, so never more than that.
+    pub fn percentile_ns(&self, p: f64) -> u64 {
+        hist_percentile_ns(&self.hist, p).min(self.max_ns)
     }
 }
 
 impl GroupCounters {
-    pub fn add_cpu(&mut self, s: &group_stats) {
-        self.ticks += s.ticks;
-        self.misses += s.misses;
-        self.late_starts += s.late_starts;
-        self.stolen += s.stolen;
-        self.lateness_max_ns = self.lateness_max_ns.max(s.lateness_max_ns);
-        self.lateness_sum_ns += s.lateness_sum_ns;
-        self.overshoot_max_ns = self.overshoot_max_ns.max(s.overshoot_max_ns);
-        self.overshoot_sum_ns += s.overshoot_sum_ns;
-        self.hints_used += s.hints_used;
-        self.hints_ignored += s.hints_ignored;
-        for b in 0..NR_BUCKETS {
-            self.lateness_hist[b] += s.lateness_hist[b];
-            self.overshoot_hist[b] += s.overshoot_hist[b];
-        }
-    }
-
     /// A tick's first start, `lateness_ns` after its wake, as BPF's
     /// `account_start()` counts it (the userspace mode's bookkeeping).
     /// Returns whether it was a late start.
     pub fn add_start(&mut self, lateness_ns: u64) -> bool {
         let late = lateness_ns >= crate::bpf::intf::tick_consts_LATE_START_NS as u64;
         self.late_starts += late as u64;
-        self.lateness_hist[bucket_of(lateness_ns)] += 1;
-        self.lateness_sum_ns += lateness_ns;
-        self.lateness_max_ns = self.lateness_max_ns.max(lateness_ns);
+        self.lateness.add(lateness_ns);
         late
     }
 
     /// A deadline missed by `over_ns`, as BPF's `account_miss()` counts it.
     pub fn add_miss(&mut self, over_ns: u64) {
         self.misses += 1;
-        self.overshoot_hist[bucket_of(over_ns)] += 1;
-        self.overshoot_sum_ns += over_ns;
-        self.overshoot_max_ns = self.overshoot_max_ns.max(over_ns);
+        self.overshoot.add(over_ns);
     }
 
-    /// What happened since `prev`; maxima stay cumulative.
-    pub fn delta(&self, prev: &GroupCounters) -> GroupCounters {
-        let sub =
-            |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(x, y)| x.saturating_sub(*y)).collect();
-        GroupCounters {
-            ticks: self.ticks.saturating_sub(prev.ticks),
-            misses: self.misses.saturating_sub(prev.misses),
-            late_starts: self.late_starts.saturating_sub(prev.late_starts),
-            stolen: self.stolen.saturating_sub(prev.stolen),
-            lateness_max_ns: self.lateness_max_ns,
-            lateness_sum_ns: self.lateness_sum_ns.saturating_sub(prev.lateness_sum_ns),
-            overshoot_max_ns: self.overshoot_max_ns,
-            overshoot_sum_ns: self.overshoot_sum_ns.saturating_sub(prev.overshoot_sum_ns),
-            hints_used: self.hints_used.saturating_sub(prev.hints_used),
-            hints_ignored: self.hints_ignored.saturating_sub(prev.hints_ignored),
-            lateness_hist: sub(&self.lateness_hist, &prev.lateness_hist),
-            overshoot_hist: sub(&self.overshoot_hist, &prev.overshoot_hist),
-        }
+    /// The exit summary's line for this group.
+    pub fn summary(&self, name: &str) -> String {
+        format!(
+            "{name}: ticks {} misses {} ({:.2}%) late starts {} steals {} hints {} (ignored {}) lateness p50 {} p99 {} max {} worst overshoot {}",
+            self.ticks,
+            self.misses,
+            pct(self.misses, self.ticks),
+            self.late_starts,
+            self.steals,
+            self.hints_used,
+            self.hints_ignored,
+            fmt_us(us(self.lateness.percentile_ns(50.0))),
+            fmt_us(us(self.lateness.percentile_ns(99.0))),
+            fmt_us(us(self.lateness.max_ns)),
+            fmt_us(us(self.overshoot.max_ns)),
+        )
     }
 }
 
@@ -175,82 +353,7 @@ fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
 
-/// One tick group in the metrics: cumulative counters plus the last interval.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
-#[stat(desc = "tick group statistics", _om_prefix = "g_", _om_label = "group")]
-pub struct GroupMetrics {
-    #[stat(desc = "ticks started (runner wake-ups), cumulative")]
-    pub ticks: u64,
-    #[stat(desc = "deadline misses, once per tick, cumulative")]
-    pub misses: u64,
-    #[stat(desc = "ticks that started 1 ms or more late, cumulative")]
-    pub late_starts: u64,
-    #[stat(desc = "ticks stolen by another tick CPU, cumulative")]
-    pub steals: u64,
-    #[stat(desc = "ticks whose deadline came from a deadline hint, cumulative")]
-    pub hints_used: u64,
-    #[stat(desc = "deadline hints ignored as stale or absurd, cumulative")]
-    pub hints_ignored: u64,
-    #[stat(desc = "ticks per second over the last interval")]
-    pub ticks_per_s: f64,
-    #[stat(desc = "deadline misses in the last interval")]
-    pub interval_misses: u64,
-    #[stat(desc = "deadline misses in % of the ticks of the last interval")]
-    pub interval_miss_pct: f64,
-    #[stat(desc = "median start lateness of the last interval, us (interpolated in its bucket)")]
-    pub lateness_p50_us: f64,
-    #[stat(
-        desc = "99th percentile start lateness of the last interval, us (interpolated in its bucket)"
-    )]
-    pub lateness_p99_us: f64,
-    #[stat(desc = "largest start lateness so far, us")]
-    pub lateness_max_us: f64,
-    #[stat(desc = "largest deadline overshoot so far, us")]
-    pub overshoot_max_us: f64,
-    #[stat(
-        desc = "start lateness histogram (log-linear us buckets, 8 per power of two), cumulative",
-        _om_skip
-    )]
-    pub lateness_hist: Vec<u64>,
-    #[stat(
-        desc = "deadline overshoot histogram (log-linear us buckets, 8 per power of two), cumulative",
-        _om_skip
-    )]
-    pub overshoot_hist: Vec<u64>,
-    #[stat(desc = "sum of start lateness, us, cumulative", _om_skip)]
-    pub lateness_sum_us: f64,
-    #[stat(desc = "sum of overshoot, us, cumulative", _om_skip)]
-    pub overshoot_sum_us: f64,
-}
-
 impl GroupMetrics {
-    pub fn new(total: &GroupCounters, interval: &GroupCounters, secs: f64) -> GroupMetrics {
-        GroupMetrics {
-            ticks: total.ticks,
-            misses: total.misses,
-            late_starts: total.late_starts,
-            steals: total.stolen,
-            hints_used: total.hints_used,
-            hints_ignored: total.hints_ignored,
-            ticks_per_s: interval.ticks as f64 / secs.max(1e-9),
-            interval_misses: interval.misses,
-            interval_miss_pct: pct(interval.misses, interval.ticks),
-            // a bucket bound can exceed the exact maximum: never show more
-            lateness_p50_us: us(
-                hist_percentile_ns(&interval.lateness_hist, 50.0).min(total.lateness_max_ns)
-            ),
-            lateness_p99_us: us(
-                hist_percentile_ns(&interval.lateness_hist, 99.0).min(total.lateness_max_ns)
-            ),
-            lateness_max_us: us(total.lateness_max_ns),
-            overshoot_max_us: us(total.overshoot_max_ns),
-            lateness_hist: total.lateness_hist.clone(),
-            overshoot_hist: total.overshoot_hist.clone(),
-            lateness_sum_us: us(total.lateness_sum_ns),
-            overshoot_sum_us: us(total.overshoot_sum_ns),
-        }
-    }
-
     /// The live view's line for this group.
     pub fn line(&self, name: &str) -> String {
         format!(
@@ -275,121 +378,29 @@ pub fn fmt_us(v: f64) -> String {
     }
 }
 
-/// Everything scx_tick reports: what `--stats-json` writes, what
-/// `--monitor` and other scx_stats clients receive.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
-#[stat(top, desc = "scx_tick statistics")]
-pub struct Metrics {
-    #[stat(desc = "wall-clock time of this sample, seconds since the Unix epoch (UTC)")]
-    pub timestamp_s: f64,
-    #[stat(desc = "seconds since scx_tick attached")]
-    pub uptime_s: f64,
-    #[stat(desc = "length of the last interval, s")]
-    pub interval_s: f64,
-    #[stat(desc = "runners taken from their home CPU's EDF queue, cumulative")]
-    pub dispatch_local: u64,
-    #[stat(desc = "runners taken from the global EDF queue, cumulative")]
-    pub dispatch_global: u64,
-    #[stat(desc = "runners stolen from another tick CPU, cumulative")]
-    pub dispatch_stolen: u64,
-    #[stat(desc = "other tasks dispatched from the fair queue, cumulative")]
-    pub dispatch_other: u64,
-    #[stat(desc = "steal candidates below the threshold, cumulative")]
-    pub steals_refused: u64,
-    #[stat(desc = "times a tick CPU ran other work while its runners slept, cumulative")]
-    pub lends: u64,
-    #[stat(desc = "per tick group")]
-    pub groups: BTreeMap<String, GroupMetrics>,
-}
-
 impl Metrics {
     /// OpenMetrics text exposition (counters, gauges, histograms).
     pub fn openmetrics(&self) -> String {
         let mut o = String::new();
-        let counter = |o: &mut String,
-                       name: &str,
-                       help: &str,
-                       vals: &mut dyn Iterator<Item = (String, u64)>| {
+        let header = |o: &mut String, name: &str, kind: &str, help: &str| {
             writeln!(
                 o,
-                "# TYPE scx_tick_{name} counter\n# HELP scx_tick_{name} {help}"
+                "# TYPE scx_tick_{name} {kind}\n# HELP scx_tick_{name} {help}"
             )
             .ok();
-            for (labels, v) in vals {
-                writeln!(o, "scx_tick_{name}_total{labels} {v}").ok();
+        };
+        let label = |n: &str| n.replace('\\', "\\\\").replace('"', "\\\"");
+        for (k, (name, help, _)) in GroupMetrics::default().counters().into_iter().enumerate() {
+            header(&mut o, name, "counter", help);
+            for (n, m) in &self.groups {
+                let v = m.counters()[k].2;
+                writeln!(o, "scx_tick_{name}_total{{group=\"{}\"}} {v}", label(n)).ok();
             }
-        };
-        let g = |n: &str| {
-            format!(
-                "{{group=\"{}\"}}",
-                n.replace('\\', "\\\\").replace('"', "\\\"")
-            )
-        };
-        counter(
-            &mut o,
-            "ticks",
-            "Ticks started (tick runner wake-ups).",
-            &mut self.groups.iter().map(|(n, m)| (g(n), m.ticks)),
-        );
-        counter(
-            &mut o,
-            "deadline_misses",
-            "Ticks that ended or ran past their deadline.",
-            &mut self.groups.iter().map(|(n, m)| (g(n), m.misses)),
-        );
-        counter(
-            &mut o,
-            "late_starts",
-            "Ticks that started 1 ms or more after their wake-up.",
-            &mut self.groups.iter().map(|(n, m)| (g(n), m.late_starts)),
-        );
-        counter(
-            &mut o,
-            "steals",
-            "Ticks stolen by another tick CPU.",
-            &mut self.groups.iter().map(|(n, m)| (g(n), m.steals)),
-        );
-        counter(
-            &mut o,
-            "deadline_hints_used",
-            "Ticks whose deadline came from the runner's deadline hint.",
-            &mut self.groups.iter().map(|(n, m)| (g(n), m.hints_used)),
-        );
-        counter(
-            &mut o,
-            "deadline_hints_ignored",
-            "Deadline hints ignored as stale or absurd.",
-            &mut self.groups.iter().map(|(n, m)| (g(n), m.hints_ignored)),
-        );
-        for (kind, help, v) in [
-            ("local", "home CPU queue", self.dispatch_local),
-            ("global", "global queue", self.dispatch_global),
-            (
-                "stolen",
-                "stolen from another tick CPU",
-                self.dispatch_stolen,
-            ),
-            ("other", "fair queue of other tasks", self.dispatch_other),
-        ] {
-            counter(
-                &mut o,
-                &format!("dispatch_{kind}"),
-                &format!("Dispatches from the {help}."),
-                &mut std::iter::once((String::new(), v)),
-            );
         }
-        counter(
-            &mut o,
-            "steals_refused",
-            "Steal candidates whose start lateness was below the steal threshold.",
-            &mut std::iter::once((String::new(), self.steals_refused)),
-        );
-        counter(
-            &mut o,
-            "lends",
-            "Times a tick CPU ran other work while its runners slept.",
-            &mut std::iter::once((String::new(), self.lends)),
-        );
+        for (name, help, v) in self.counters() {
+            header(&mut o, name, "counter", help);
+            writeln!(o, "scx_tick_{name}_total {v}").ok();
+        }
         for (name, help, pick) in [
             (
                 "start_lateness_seconds",
@@ -402,18 +413,14 @@ impl Metrics {
                 1,
             ),
         ] {
-            writeln!(
-                o,
-                "# TYPE scx_tick_{name} histogram\n# HELP scx_tick_{name} {help}"
-            )
-            .ok();
+            header(&mut o, name, "histogram", help);
             for (n, m) in &self.groups {
                 let (hist, sum_us) = if pick == 0 {
                     (&m.lateness_hist, m.lateness_sum_us)
                 } else {
                     (&m.overshoot_hist, m.overshoot_sum_us)
                 };
-                let label = n.replace('\\', "\\\\").replace('"', "\\\"");
+                let label = label(n);
                 let mut cum = 0;
                 for (b, c) in hist.iter().enumerate() {
                     cum += c;
@@ -447,106 +454,25 @@ impl Metrics {
     }
 }
 
-/// Totals over all CPUs of `struct cpu_stats`.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Counters {
-    pub ticks: u64,
-    pub misses: u64,
-    pub late_starts: u64,
-    pub dispatch_local: u64,
-    pub dispatch_global: u64,
-    pub dispatch_stolen: u64,
-    pub dispatch_other: u64,
-    pub steals_refused: u64,
-    pub lends: u64,
-}
-
 impl Counters {
     pub fn sum(per_cpu: impl Iterator<Item = cpu_stats>) -> Counters {
         let mut c = Counters::default();
         for s in per_cpu {
-            c.add(&Counters {
-                ticks: s.ticks,
-                misses: s.misses,
-                late_starts: s.late_starts,
-                dispatch_local: s.dispatch_local,
-                dispatch_global: s.dispatch_global,
-                dispatch_stolen: s.dispatch_stolen,
-                dispatch_other: s.dispatch_other,
-                steals_refused: s.steals_refused,
-                lends: s.lends,
-            });
+            c.add(&Counters::of(&s));
         }
         c
     }
 
-    pub fn add(&mut self, o: &Counters) {
-        self.ticks += o.ticks;
-        self.misses += o.misses;
-        self.late_starts += o.late_starts;
-        self.dispatch_local += o.dispatch_local;
-        self.dispatch_global += o.dispatch_global;
-        self.dispatch_stolen += o.dispatch_stolen;
-        self.dispatch_other += o.dispatch_other;
-        self.steals_refused += o.steals_refused;
-        self.lends += o.lends;
-    }
-
-    /// Counts since `prev` (counters only grow while attached).
-    pub fn delta(&self, prev: &Counters) -> Counters {
-        Counters {
-            ticks: self.ticks.saturating_sub(prev.ticks),
-            misses: self.misses.saturating_sub(prev.misses),
-            late_starts: self.late_starts.saturating_sub(prev.late_starts),
-            dispatch_local: self.dispatch_local.saturating_sub(prev.dispatch_local),
-            dispatch_global: self.dispatch_global.saturating_sub(prev.dispatch_global),
-            dispatch_stolen: self.dispatch_stolen.saturating_sub(prev.dispatch_stolen),
-            dispatch_other: self.dispatch_other.saturating_sub(prev.dispatch_other),
-            steals_refused: self.steals_refused.saturating_sub(prev.steals_refused),
-            lends: self.lends.saturating_sub(prev.lends),
-        }
-    }
-
     pub fn miss_pct(&self) -> f64 {
-        if self.ticks == 0 {
-            0.0
-        } else {
-            100.0 * self.misses as f64 / self.ticks as f64
-        }
-    }
-
-    /// One live line per interval.
-    pub fn line(&self, over: Duration) -> String {
-        let secs = over.as_secs_f64().max(1e-9);
-        format!(
-            "ticks/s {:>7.1} misses {:>5} ({:>5.2}%) late {:>5} | local {} global {} stolen {} refused {} | other {} lent {}",
-            self.ticks as f64 / secs,
-            self.misses,
-            self.miss_pct(),
-            self.late_starts,
-            self.dispatch_local,
-            self.dispatch_global,
-            self.dispatch_stolen,
-            self.steals_refused,
-            self.dispatch_other,
-            self.lends,
-        )
+        pct(self.misses, self.ticks)
     }
 
     /// key=value totals, printed on exit (tests parse this).
     pub fn summary(&self) -> String {
-        format!(
-            "ticks={} misses={} late_starts={} dispatch_local={} dispatch_global={} dispatch_stolen={} dispatch_other={} steals_refused={} lends={}",
-            self.ticks,
-            self.misses,
-            self.late_starts,
-            self.dispatch_local,
-            self.dispatch_global,
-            self.dispatch_stolen,
-            self.dispatch_other,
-            self.steals_refused,
-            self.lends
-        )
+        let kv: Vec<String> = (self.fields().iter())
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        kv.join(" ")
     }
 }
 
@@ -632,13 +558,17 @@ mod tests {
         g.add_miss(5_000_000);
         assert_eq!((g.late_starts, g.misses), (1, 1));
         assert_eq!(
-            (g.lateness_max_ns, g.lateness_sum_ns),
+            (g.lateness.max_ns, g.lateness.sum_ns),
             (3_000_000, 3_200_000)
         );
-        assert_eq!(g.lateness_hist.iter().sum::<u64>(), 2);
-        assert_eq!(g.overshoot_hist[bucket_of(5_000_000)], 1);
+        assert_eq!(g.lateness.hist.iter().sum::<u64>(), 2);
+        assert_eq!(g.overshoot.hist[bucket_of(5_000_000)], 1);
         // 3 ms falls in [2816, 3072) us; a single value reads as mid-bucket
-        assert_eq!(hist_percentile_ns(&g.lateness_hist, 99.0), 2_944_000);
+        assert_eq!(hist_percentile_ns(&g.lateness.hist, 99.0), 2_944_000);
+        // ... but is never shown above the exact maximum
+        let mut one = GroupCounters::default();
+        one.add_start(2_820_000);
+        assert_eq!(one.lateness.percentile_ns(50.0), 2_820_000);
     }
 
     #[test]
@@ -658,18 +588,18 @@ mod tests {
     fn group_delta_keeps_maxima_and_subtracts_histograms() {
         let mut a = GroupCounters {
             ticks: 10,
-            lateness_max_ns: 5,
             ..Default::default()
         };
-        a.lateness_hist[2] = 4;
+        a.lateness.max_ns = 5;
+        a.lateness.hist[2] = 4;
         let mut b = a.clone();
         b.ticks = 25;
         b.misses = 2;
-        b.lateness_max_ns = 9;
-        b.lateness_hist[2] = 7;
+        b.lateness.max_ns = 9;
+        b.lateness.hist[2] = 7;
         let d = b.delta(&a);
         assert_eq!(
-            (d.ticks, d.misses, d.lateness_max_ns, d.lateness_hist[2]),
+            (d.ticks, d.misses, d.lateness.max_ns, d.lateness.hist[2]),
             (15, 2, 9, 3)
         );
         let m = GroupMetrics::new(&b, &d, 1.5);
@@ -687,11 +617,12 @@ mod tests {
         let mut total = GroupCounters {
             ticks: 100,
             misses: 3,
-            lateness_sum_ns: 200_000,
+            hints_ignored: 4,
             ..Default::default()
         };
-        total.lateness_hist[0] = 90;
-        total.lateness_hist[12] = 10; // [12, 14) us
+        total.lateness.sum_ns = 200_000;
+        total.lateness.hist[0] = 90;
+        total.lateness.hist[12] = 10; // [12, 14) us
         m.groups
             .insert("world".into(), GroupMetrics::new(&total, &total, 1.0));
         let text = m.openmetrics();
@@ -700,6 +631,13 @@ mod tests {
         assert!(text.contains("scx_tick_deadline_misses_total{group=\"world\"} 3"));
         assert!(text.contains("scx_tick_steals_refused_total 0"));
         assert!(text.contains("scx_tick_lends_total 0"));
+        assert!(text.contains("scx_tick_deadline_hints_ignored_total{group=\"world\"} 4"));
+        // each family once, its TYPE before its samples
+        let types: Vec<&str> = text.lines().filter(|l| l.starts_with("# TYPE")).collect();
+        let mut names: Vec<&str> = types.iter().map(|l| l.split(' ').nth(2).unwrap()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), types.len(), "{types:?}");
         assert!(text.contains(
             "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"0.000008\"} 90"
         ));

@@ -369,7 +369,7 @@ impl<'a> Sched<'a> {
                 How::Stolen => {
                     self.counters.dispatch_stolen += 1;
                     if let Some(g) = group {
-                        self.groups[g].stolen += 1;
+                        self.groups[g].steals += 1;
                     }
                 }
             }
