@@ -15,7 +15,7 @@ use log::{debug, info};
 use scx_stats::prelude::*;
 
 use crate::bpf::intf::miss_event;
-use crate::stats::{Counters, GroupCounters, GroupMetrics, Metrics, fmt_us};
+use crate::stats::{Counters, GroupCounters, GroupMetrics, Metrics, SUB, bucket_upper_ns, fmt_us};
 
 /// The latest metrics, shared with the server threads.
 pub type Shared = Arc<Mutex<Metrics>>;
@@ -340,6 +340,81 @@ pub fn monitor(interval: Duration, shutdown: &AtomicBool) -> Result<()> {
     )
 }
 
+/// The OpenMetrics text exposition of `m` (counters and histograms).
+pub fn openmetrics(m: &Metrics) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let header = |o: &mut String, name: &str, kind: &str, help: &str| {
+        writeln!(
+            o,
+            "# TYPE scx_tick_{name} {kind}\n# HELP scx_tick_{name} {help}"
+        )
+        .ok();
+    };
+    let label = |n: &str| n.replace('\\', "\\\\").replace('"', "\\\"");
+    for (k, (name, help, _)) in GroupMetrics::default().counters().into_iter().enumerate() {
+        header(&mut o, name, "counter", help);
+        for (n, g) in &m.groups {
+            let v = g.counters()[k].2;
+            writeln!(o, "scx_tick_{name}_total{{group=\"{}\"}} {v}", label(n)).ok();
+        }
+    }
+    for (name, help, v) in m.counters() {
+        header(&mut o, name, "counter", help);
+        writeln!(o, "scx_tick_{name}_total {v}").ok();
+    }
+    for (name, help, pick) in [
+        (
+            "start_lateness_seconds",
+            "Time from a tick runner's wake-up to its first CPU.",
+            0,
+        ),
+        (
+            "deadline_overshoot_seconds",
+            "How far a missed tick ran past its deadline.",
+            1,
+        ),
+    ] {
+        header(&mut o, name, "histogram", help);
+        for (n, g) in &m.groups {
+            let (hist, sum_us) = if pick == 0 {
+                (&g.lateness_hist, g.lateness_sum_us)
+            } else {
+                (&g.overshoot_hist, g.overshoot_sum_us)
+            };
+            let label = label(n);
+            let mut cum = 0;
+            for (b, c) in hist.iter().enumerate() {
+                cum += c;
+                // the same buckets, exported at each power of two (a
+                // scrape of 256 buckets per group would be noise)
+                if b + 1 < hist.len() && (b + 1) % SUB as usize == 0 {
+                    let le = bucket_upper_ns(b) as f64 / 1e9;
+                    writeln!(
+                        o,
+                        "scx_tick_{name}_bucket{{group=\"{label}\",le=\"{le}\"}} {cum}"
+                    )
+                    .ok();
+                }
+            }
+            writeln!(
+                o,
+                "scx_tick_{name}_bucket{{group=\"{label}\",le=\"+Inf\"}} {cum}"
+            )
+            .ok();
+            writeln!(o, "scx_tick_{name}_count{{group=\"{label}\"}} {cum}").ok();
+            writeln!(
+                o,
+                "scx_tick_{name}_sum{{group=\"{label}\"}} {}",
+                sum_us / 1e6
+            )
+            .ok();
+        }
+    }
+    o.push_str("# EOF\n");
+    o
+}
+
 /// OpenMetrics over HTTP on a loopback address, for Prometheus scraping.
 /// `--metrics-addr`: a loopback IP:PORT.
 pub fn parse_metrics_addr(addr: &str) -> Result<SocketAddr> {
@@ -391,7 +466,7 @@ fn answer_scrape(stream: &std::net::TcpStream, shared: &Shared) -> std::io::Resu
     let mut request = String::new();
     // Read the request head; any path answers with the metrics.
     while reader.read_line(&mut request)? > 2 {}
-    let body = shared.lock().unwrap().openmetrics();
+    let body = openmetrics(&shared.lock().unwrap());
     let mut w = stream;
     write!(
         w,
@@ -404,6 +479,58 @@ fn answer_scrape(stream: &std::net::TcpStream, shared: &Shared) -> std::io::Resu
 mod tests {
     use super::*;
     use std::net::TcpStream;
+
+    #[test]
+    fn openmetrics_text_is_well_formed() {
+        let mut m = Metrics::default();
+        let mut total = GroupCounters {
+            ticks: 100,
+            misses: 3,
+            hints_ignored: 4,
+            ..Default::default()
+        };
+        total.lateness.sum_ns = 200_000;
+        total.lateness.hist[0] = 90;
+        total.lateness.hist[12] = 10; // [12, 14) us
+        m.groups
+            .insert("world".into(), GroupMetrics::new(&total, &total, 1.0));
+        let text = openmetrics(&m);
+        assert!(text.ends_with("# EOF\n"));
+        assert!(text.contains("scx_tick_ticks_total{group=\"world\"} 100"));
+        assert!(text.contains("scx_tick_deadline_misses_total{group=\"world\"} 3"));
+        assert!(text.contains("scx_tick_steals_refused_total 0"));
+        assert!(text.contains("scx_tick_lends_total 0"));
+        assert!(text.contains("scx_tick_deadline_hints_ignored_total{group=\"world\"} 4"));
+        // each family once, its TYPE before its samples
+        let types: Vec<&str> = text.lines().filter(|l| l.starts_with("# TYPE")).collect();
+        let mut names: Vec<&str> = types.iter().map(|l| l.split(' ').nth(2).unwrap()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), types.len(), "{types:?}");
+        assert!(text.contains(
+            "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"0.000008\"} 90"
+        ));
+        assert!(text.contains(
+            "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"0.000016\"} 100"
+        ));
+        assert!(
+            text.contains(
+                "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"+Inf\"} 100"
+            )
+        );
+        assert!(text.contains("scx_tick_start_lateness_seconds_sum{group=\"world\"} 0.0002"));
+        // every sample line: name{labels} value; buckets never decrease
+        let mut last = 0u64;
+        for l in text.lines().filter(|l| !l.starts_with('#')) {
+            let (_, v) = l.rsplit_once(' ').unwrap();
+            v.parse::<f64>().unwrap();
+            if l.starts_with("scx_tick_start_lateness_seconds_bucket") {
+                let v: u64 = v.parse().unwrap();
+                assert!(v >= last);
+                last = v;
+            }
+        }
+    }
 
     #[test]
     fn the_json_file_is_appended_to_or_started_anew() {

@@ -1,8 +1,7 @@
 //! Statistics: counters and histograms read from the BPF side, the live
-//! view, the scx_stats metrics, JSON lines and OpenMetrics text.
+//! view, and the scx_stats metrics (JSON, `--monitor`, what OpenMetrics shows).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use scx_stats_derive::Stats;
 use serde::{Deserialize, Serialize};
@@ -12,7 +11,8 @@ use crate::bpf::intf::{cpu_stats, group_stats, tick_consts_NR_HIST_BUCKETS};
 pub const NR_BUCKETS: usize = tick_consts_NR_HIST_BUCKETS as usize;
 
 const SUB_BITS: u32 = crate::bpf::intf::tick_consts_HIST_SUB_BITS;
-const SUB: u64 = 1 << SUB_BITS;
+/// Histogram buckets per power of two.
+pub const SUB: u64 = 1 << SUB_BITS;
 
 /// The range of histogram bucket `b` in ns, [lower, upper): log-linear,
 /// one bucket per us below 8 us, then 8 per power of two (bpf/intf.h).
@@ -187,7 +187,7 @@ macro_rules! statistics {
             }
 
             /// OpenMetrics name, help and value of every group counter.
-            fn counters(&self) -> [(&'static str, &'static str, u64); [$(stringify!($g)),*].len()] {
+            pub fn counters(&self) -> [(&'static str, &'static str, u64); [$(stringify!($g)),*].len()] {
                 [$((stringify!($gom), $gdesc, self.$g)),*]
             }
         }
@@ -221,7 +221,7 @@ macro_rules! statistics {
             }
 
             /// OpenMetrics name, help and value of every machine-wide counter.
-            fn counters(&self) -> [(&'static str, &'static str, u64); [$(stringify!($c)),*].len()] {
+            pub fn counters(&self) -> [(&'static str, &'static str, u64); [$(stringify!($c)),*].len()] {
                 [$((stringify!($c), $cdesc, self.$c)),*]
             }
         }
@@ -375,82 +375,6 @@ pub fn fmt_us(v: f64) -> String {
         format!("{:.1}ms", v / 1000.0)
     } else {
         format!("{v:.0}us")
-    }
-}
-
-impl Metrics {
-    /// OpenMetrics text exposition (counters, gauges, histograms).
-    pub fn openmetrics(&self) -> String {
-        let mut o = String::new();
-        let header = |o: &mut String, name: &str, kind: &str, help: &str| {
-            writeln!(
-                o,
-                "# TYPE scx_tick_{name} {kind}\n# HELP scx_tick_{name} {help}"
-            )
-            .ok();
-        };
-        let label = |n: &str| n.replace('\\', "\\\\").replace('"', "\\\"");
-        for (k, (name, help, _)) in GroupMetrics::default().counters().into_iter().enumerate() {
-            header(&mut o, name, "counter", help);
-            for (n, m) in &self.groups {
-                let v = m.counters()[k].2;
-                writeln!(o, "scx_tick_{name}_total{{group=\"{}\"}} {v}", label(n)).ok();
-            }
-        }
-        for (name, help, v) in self.counters() {
-            header(&mut o, name, "counter", help);
-            writeln!(o, "scx_tick_{name}_total {v}").ok();
-        }
-        for (name, help, pick) in [
-            (
-                "start_lateness_seconds",
-                "Time from a tick runner's wake-up to its first CPU.",
-                0,
-            ),
-            (
-                "deadline_overshoot_seconds",
-                "How far a missed tick ran past its deadline.",
-                1,
-            ),
-        ] {
-            header(&mut o, name, "histogram", help);
-            for (n, m) in &self.groups {
-                let (hist, sum_us) = if pick == 0 {
-                    (&m.lateness_hist, m.lateness_sum_us)
-                } else {
-                    (&m.overshoot_hist, m.overshoot_sum_us)
-                };
-                let label = label(n);
-                let mut cum = 0;
-                for (b, c) in hist.iter().enumerate() {
-                    cum += c;
-                    // the same buckets, exported at each power of two (a
-                    // scrape of 256 buckets per group would be noise)
-                    if b + 1 < hist.len() && (b + 1) % SUB as usize == 0 {
-                        let le = bucket_upper_ns(b) as f64 / 1e9;
-                        writeln!(
-                            o,
-                            "scx_tick_{name}_bucket{{group=\"{label}\",le=\"{le}\"}} {cum}"
-                        )
-                        .ok();
-                    }
-                }
-                writeln!(
-                    o,
-                    "scx_tick_{name}_bucket{{group=\"{label}\",le=\"+Inf\"}} {cum}"
-                )
-                .ok();
-                writeln!(o, "scx_tick_{name}_count{{group=\"{label}\"}} {cum}").ok();
-                writeln!(
-                    o,
-                    "scx_tick_{name}_sum{{group=\"{label}\"}} {}",
-                    sum_us / 1e6
-                )
-                .ok();
-            }
-        }
-        o.push_str("# EOF\n");
-        o
     }
 }
 
@@ -609,58 +533,6 @@ mod tests {
             m.line("world")
                 .starts_with("world:   10.0 ticks/s  misses    2")
         );
-    }
-
-    #[test]
-    fn openmetrics_text_is_well_formed() {
-        let mut m = Metrics::default();
-        let mut total = GroupCounters {
-            ticks: 100,
-            misses: 3,
-            hints_ignored: 4,
-            ..Default::default()
-        };
-        total.lateness.sum_ns = 200_000;
-        total.lateness.hist[0] = 90;
-        total.lateness.hist[12] = 10; // [12, 14) us
-        m.groups
-            .insert("world".into(), GroupMetrics::new(&total, &total, 1.0));
-        let text = m.openmetrics();
-        assert!(text.ends_with("# EOF\n"));
-        assert!(text.contains("scx_tick_ticks_total{group=\"world\"} 100"));
-        assert!(text.contains("scx_tick_deadline_misses_total{group=\"world\"} 3"));
-        assert!(text.contains("scx_tick_steals_refused_total 0"));
-        assert!(text.contains("scx_tick_lends_total 0"));
-        assert!(text.contains("scx_tick_deadline_hints_ignored_total{group=\"world\"} 4"));
-        // each family once, its TYPE before its samples
-        let types: Vec<&str> = text.lines().filter(|l| l.starts_with("# TYPE")).collect();
-        let mut names: Vec<&str> = types.iter().map(|l| l.split(' ').nth(2).unwrap()).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), types.len(), "{types:?}");
-        assert!(text.contains(
-            "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"0.000008\"} 90"
-        ));
-        assert!(text.contains(
-            "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"0.000016\"} 100"
-        ));
-        assert!(
-            text.contains(
-                "scx_tick_start_lateness_seconds_bucket{group=\"world\",le=\"+Inf\"} 100"
-            )
-        );
-        assert!(text.contains("scx_tick_start_lateness_seconds_sum{group=\"world\"} 0.0002"));
-        // every sample line: name{labels} value; buckets never decrease
-        let mut last = 0u64;
-        for l in text.lines().filter(|l| !l.starts_with('#')) {
-            let (_, v) = l.rsplit_once(' ').unwrap();
-            v.parse::<f64>().unwrap();
-            if l.starts_with("scx_tick_start_lateness_seconds_bucket") {
-                let v: u64 = v.parse().unwrap();
-                assert!(v >= last);
-                last = v;
-            }
-        }
     }
 
     #[test]
