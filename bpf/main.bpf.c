@@ -446,14 +446,17 @@ static u64 queue_key(struct task_ctx *tctx)
 }
 
 /*
- * A waking runner preempts other work, and a runner whose key is strictly
- * earlier; mirrors dispatch::preempts().
+ * A waking runner preempts other work, and a runner whose key is later by
+ * more than a quantum (a clearly later deadline). Keys closer than that
+ * take turns in ops.tick instead: preempting at once would hand the CPU
+ * back and forth between runners in phase, a few microseconds each.
+ * Mirrors dispatch::preempts().
  */
 static bool preempts(u64 key, bool running_tick, u64 running_key)
 {
 	if (SCX_TICK_BREAK_FIFO)
 		return !running_tick;
-	return !running_tick || time_before(key, running_key);
+	return !running_tick || time_before(key + RUNNER_QUANTUM_NS, running_key);
 }
 
 /*
@@ -720,12 +723,15 @@ static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 /*
  * A runner was queued on the global queue (no home yet, or the shared queue
  * of --no-work-stealing): wake an idle tick CPU it may run on, or preempt a
- * tick CPU running other work or a runner with a later deadline.
+ * tick CPU running other work or a runner with a later deadline. Never this
+ * CPU when the runner was re-queued by it (slice end, preemption): between
+ * two tasks it looks free, and kicking it would preempt the next runner
+ * at once, handing the CPU back and forth a few microseconds each.
  */
-static void kick_for_global(struct task_struct *p, struct task_ctx *tctx, u64 now)
+static void kick_for_global(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 enq_flags)
 {
 	struct bpf_cpumask *mask = tick_cpumask;
-	s32 cpu;
+	s32 self = bpf_get_smp_processor_id(), cpu;
 	u32 i;
 
 	if (!mask)
@@ -741,6 +747,8 @@ static void kick_for_global(struct task_struct *p, struct task_ctx *tctx, u64 no
 		if (i >= MAX_CPUS)
 			break;
 		cpu = tick_cpus[i & (MAX_CPUS - 1)];
+		if (cpu == self && !(enq_flags & SCX_ENQ_WAKEUP))
+			continue;
 		cctx = lookup_cpu_ctx(cpu);
 		if (cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
 		    may_preempt(cctx, queue_key(tctx), now)) {
@@ -915,7 +923,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	home = work_stealing ? runner_home(p, tctx) : -1;
 	if (home < 0) {
 		scx_bpf_dsq_insert_vtime(p, DSQ_GLOBAL_TICK, slice, queue_key(tctx), enq_flags);
-		kick_for_global(p, tctx, now);
+		kick_for_global(p, tctx, now, enq_flags);
 		return;
 	}
 

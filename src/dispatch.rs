@@ -197,11 +197,16 @@ pub fn queue_key(deadline: u64, ran: u64) -> u64 {
 }
 
 /// Does a runner with `key` preempt what a CPU runs? Other work
-/// (`running` = None) always; a runner only when the newcomer's key is
-/// strictly earlier (a tie keeps the CPU, which avoids ping-pong between
-/// runners of equal keys).
+/// (`running` = None) always; a runner only when its key is later by more
+/// than a quantum (a clearly later deadline). Closer keys take turns after
+/// a quantum (`yields`): preempting at once would hand the CPU back and
+/// forth between runners in phase, a few microseconds each.
 pub fn preempts(key: u64, running: Option<u64>) -> bool {
-    running.is_none_or(|k| (key.wrapping_sub(k) as i64) < 0)
+    running.is_none_or(|k| before(key.wrapping_add(RUNNER_QUANTUM_NS), k))
+}
+
+fn before(a: u64, b: u64) -> bool {
+    (a.wrapping_sub(b) as i64) < 0
 }
 
 /// The runner a CPU is running, as placement sees it.
@@ -336,8 +341,8 @@ pub fn runner_slice(deadline: u64, now: u64) -> u64 {
 /// with an earlier key (`queued`: the head of the CPU's queue, `global`:
 /// of the global queue). BPF: `tick_tick()`.
 pub fn yields(key: u64, ran: u64, queued: Option<u64>, global: Option<u64>) -> bool {
-    // the waiting runner would preempt it
-    let goes_before = |h: Option<u64>| h.is_some_and(|k| preempts(k, Some(key)));
+    // a waiting runner with an earlier key
+    let goes_before = |h: Option<u64>| h.is_some_and(|k| before(k, key));
     ran >= RUNNER_QUANTUM_NS && (goes_before(queued) || goes_before(global))
 }
 
@@ -348,8 +353,10 @@ mod tests {
     #[test]
     fn a_runner_preempts_other_work_and_later_deadlines_only() {
         assert!(preempts(10, None));
-        assert!(preempts(10, Some(11)));
-        assert!(!preempts(10, Some(10)));
+        assert!(preempts(10, Some(10 + RUNNER_QUANTUM_NS + 1)));
+        // in phase: turns after a quantum, not a preemption at once
+        assert!(!preempts(10, Some(11)));
+        assert!(!preempts(10, Some(10 + RUNNER_QUANTUM_NS)));
         assert!(!preempts(12, Some(11)));
     }
 
