@@ -1376,8 +1376,10 @@ static bool goes_before(u64 dsq, u64 key, s32 cpu)
  * yields its CPU (its slice ends now) to a runner waiting for it with an
  * earlier key: the head of this tick CPU's queue (on a non-tick CPU, of
  * the yielder's home, which this CPU then steals from) or of the global
- * queue, if it may run here. The yielder queues again with its own key, or
- * spills over. Stacked runners so share the CPUs; alone, a runner keeps
+ * queue, if it may run here; or to anything in this CPU's local queue (a
+ * runner a spill-over or a steal put here while this one ran: it waits for
+ * this CPU alone, so its turn comes by the quantum, not by its key). The
+ * yielder queues again with its own key, or spills over. Stacked runners so share the CPUs; alone, a runner keeps
  * its slice to its deadline. Mirrors dispatch::yields().
  */
 void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
@@ -1394,7 +1396,8 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		return;
 	key = runner_key(tctx, ran);
 	q = tick_index(cpu) >= 0 ? cpu : tctx->home;
-	if ((q >= 0 && goes_before(q, key, cpu)) || goes_before(DSQ_GLOBAL_TICK, key, cpu))
+	if ((q >= 0 && goes_before(q, key, cpu)) || goes_before(DSQ_GLOBAL_TICK, key, cpu) ||
+	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0)
 		p->scx.slice = 0;
 }
 

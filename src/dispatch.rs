@@ -339,11 +339,20 @@ pub fn runner_slice(deadline: u64, now: u64) -> u64 {
 /// A runner with `key` (now) that has run `ran` on a tick CPU since it got
 /// it yields the CPU once that is a quantum, to a runner waiting for it
 /// with an earlier key (`queued`: the head of the CPU's queue, `global`:
-/// of the global queue). BPF: `tick_tick()`.
-pub fn yields(key: u64, ran: u64, queued: Option<u64>, global: Option<u64>) -> bool {
+/// of the global queue), or to any task in the CPU's local queue
+/// (`local_waiting`: a runner a spill-over or steal put there while this
+/// one ran waits for this CPU alone, so it gets its turn by the quantum,
+/// whatever its key). BPF: `tick_tick()`.
+pub fn yields(
+    key: u64,
+    ran: u64,
+    queued: Option<u64>,
+    global: Option<u64>,
+    local_waiting: bool,
+) -> bool {
     // a waiting runner with an earlier key
     let goes_before = |h: Option<u64>| h.is_some_and(|k| before(k, key));
-    ran >= RUNNER_QUANTUM_NS && (goes_before(queued) || goes_before(global))
+    ran >= RUNNER_QUANTUM_NS && (goes_before(queued) || goes_before(global) || local_waiting)
 }
 
 #[cfg(test)]
@@ -699,7 +708,7 @@ mod tests {
                         .filter(|w| !next.contains(*w))
                         .map(|&w| key(w))
                         .min();
-                    if !rotate || !yields(key(i), RUNNER_QUANTUM_NS, head, None) {
+                    if !rotate || !yields(key(i), RUNNER_QUANTUM_NS, head, None, false) {
                         next.push(i);
                     }
                 }
@@ -728,6 +737,22 @@ mod tests {
             "last ends at {} ms",
             turns / MS
         );
+    }
+
+    /// The yield rule: never before a quantum; then to an earlier key in
+    /// the CPU's or the global queue, or to whatever waits in the CPU's
+    /// local queue (a runner stacked there by a racing spill-over, which
+    /// no other CPU can take), never to a later key.
+    #[test]
+    fn a_runner_yields_after_a_quantum_to_earlier_keys_and_local_waiters() {
+        let q = RUNNER_QUANTUM_NS;
+        let k = 100 * MS;
+        assert!(!yields(k, q - 1, Some(k - MS), Some(k - MS), true));
+        assert!(yields(k, q, Some(k - 1), None, false));
+        assert!(yields(k, q, None, Some(k - 1), false));
+        assert!(yields(k, q, Some(k + MS), None, true));
+        assert!(!yields(k, q, Some(k), Some(k + MS), false));
+        assert!(!yields(k, 10 * q, None, None, false));
     }
 
     /// Three runners that never sleep share one CPU: with the slice ending
