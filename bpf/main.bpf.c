@@ -125,6 +125,7 @@ struct {
 u64 decisions_dropped;
 
 struct task_ctx {
+	s32 parked_on;      /* CPU + 1 whose local queue a spill-over put it in; 0 once it ran */
 	u64 cgid;           /* cgroup id the classification below was made for */
 	u32 groups_gen;
 	s32 group;          /* tick group index, -1: other task */
@@ -162,6 +163,7 @@ struct cpu_ctx {
 	u64 other_at;         /* other work last started here */
 	u64 share_until;      /* other work running its share here: no runner preempts it */
 	u64 next_wake;        /* predicted next wake of a runner homed here */
+	u32 parked_pid;       /* a runner put in this CPU's local queue by a spill-over, until it runs */
 };
 
 struct {
@@ -610,7 +612,7 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
  * runner behind would be put on the same CPU's local queue, where nothing
  * can steal it.
  */
-static void reserve(s32 cpu, struct task_ctx *tctx, u64 now)
+static void reserve(s32 cpu, struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
@@ -620,6 +622,8 @@ static void reserve(s32 cpu, struct task_ctx *tctx, u64 now)
 	cctx->running_key = queue_key(tctx);
 	cctx->running_left = tctx->mspt;
 	cctx->running_since = now;
+	cctx->parked_pid = p->pid;
+	tctx->parked_on = cpu + 1;
 }
 
 /*
@@ -643,7 +647,7 @@ static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return false;
 	}
-	reserve(cpu, tctx, scx_bpf_now());
+	reserve(cpu, p, tctx, scx_bpf_now());
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return true;
@@ -690,7 +694,7 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 	}
 	if (best < 0)
 		return false;
-	reserve(best, tctx, now);
+	reserve(best, p, tctx, now);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | best, slice, enq_flags | SCX_ENQ_PREEMPT);
 	return true;
 }
@@ -1376,19 +1380,22 @@ static bool goes_before(u64 dsq, u64 key, s32 cpu)
  * yields its CPU (its slice ends now) to a runner waiting for it with an
  * earlier key: the head of this tick CPU's queue (on a non-tick CPU, of
  * the yielder's home, which this CPU then steals from) or of the global
- * queue, if it may run here; or to anything in this CPU's local queue (a
- * runner a spill-over or a steal put here while this one ran: it waits for
- * this CPU alone, so its turn comes by the quantum, not by its key). The
+ * queue, if it may run here; or to a runner parked in this CPU's local
+ * queue (a spill-over that raced with another put it there: it waits for
+ * this CPU alone, so its turn comes by the quantum, not by its key; a task
+ * pinned here is other work and gets no turn). The
  * yielder queues again with its own key, or spills over. Stacked runners so share the CPUs; alone, a runner keeps
  * its slice to its deadline. Mirrors dispatch::yields().
  */
 void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
 	s32 cpu = scx_bpf_task_cpu(p), q;
 	u64 now, ran, key;
+	bool parked;
 
-	if (!tctx || !tctx->runner)
+	if (!tctx || !cctx || !tctx->runner)
 		return;
 	now = scx_bpf_now();
 	ran = elapsed(now, tctx->run_start);
@@ -1396,8 +1403,9 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		return;
 	key = runner_key(tctx, ran);
 	q = tick_index(cpu) >= 0 ? cpu : tctx->home;
-	if ((q >= 0 && goes_before(q, key, cpu)) || goes_before(DSQ_GLOBAL_TICK, key, cpu) ||
-	    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0)
+	parked = cctx->parked_pid && cctx->parked_pid != p->pid &&
+		 scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0;
+	if ((q >= 0 && goes_before(q, key, cpu)) || goes_before(DSQ_GLOBAL_TICK, key, cpu) || parked)
 		p->scx.slice = 0;
 }
 
@@ -1412,6 +1420,19 @@ void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 	if (!tctx || !(enq_flags & SCX_ENQ_WAKEUP) || classify(p, tctx) < 0)
 		return;
 	start_tick(p, tctx, scx_bpf_now());
+}
+
+/* A runner parked in a CPU's local queue runs: that CPU owes it no turn any more. */
+static void unpark(struct task_struct *p, struct task_ctx *tctx)
+{
+	struct cpu_ctx *pctx;
+
+	if (!tctx->parked_on)
+		return;
+	pctx = lookup_cpu_ctx(tctx->parked_on - 1);
+	if (pctx && pctx->parked_pid == p->pid)
+		pctx->parked_pid = 0;
+	tctx->parked_on = 0;
 }
 
 /* The tick got its first CPU: record its start lateness. */
@@ -1456,6 +1477,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 	cctx->running_tick = tctx->runner;
 
 	if (tctx->runner) {
+		unpark(p, tctx);
 		take_hint_mid_run(p, tctx, now);
 		/* its deadline passed while it waited: that tick is missed */
 		if (tctx->in_tick && !time_before(now, tctx->deadline))

@@ -339,20 +339,15 @@ pub fn runner_slice(deadline: u64, now: u64) -> u64 {
 /// A runner with `key` (now) that has run `ran` on a tick CPU since it got
 /// it yields the CPU once that is a quantum, to a runner waiting for it
 /// with an earlier key (`queued`: the head of the CPU's queue, `global`:
-/// of the global queue), or to any task in the CPU's local queue
-/// (`local_waiting`: a runner a spill-over or steal put there while this
-/// one ran waits for this CPU alone, so it gets its turn by the quantum,
-/// whatever its key). BPF: `tick_tick()`.
-pub fn yields(
-    key: u64,
-    ran: u64,
-    queued: Option<u64>,
-    global: Option<u64>,
-    local_waiting: bool,
-) -> bool {
+/// of the global queue), or to a runner parked in the CPU's local queue
+/// (`parked`: a spill-over that raced with another put it there; it waits
+/// for this CPU alone, so it gets its turn by the quantum, whatever its
+/// key; a task pinned to the CPU is other work and gets none).
+/// BPF: `tick_tick()`.
+pub fn yields(key: u64, ran: u64, queued: Option<u64>, global: Option<u64>, parked: bool) -> bool {
     // a waiting runner with an earlier key
     let goes_before = |h: Option<u64>| h.is_some_and(|k| before(k, key));
-    ran >= RUNNER_QUANTUM_NS && (goes_before(queued) || goes_before(global) || local_waiting)
+    ran >= RUNNER_QUANTUM_NS && (goes_before(queued) || goes_before(global) || parked)
 }
 
 #[cfg(test)]
@@ -740,9 +735,9 @@ mod tests {
     }
 
     /// The yield rule: never before a quantum; then to an earlier key in
-    /// the CPU's or the global queue, or to whatever waits in the CPU's
-    /// local queue (a runner stacked there by a racing spill-over, which
-    /// no other CPU can take), never to a later key.
+    /// the CPU's or the global queue, or to a runner parked in the CPU's
+    /// local queue (stacked there by a racing spill-over, which no other
+    /// CPU can take), never to a later key.
     #[test]
     fn a_runner_yields_after_a_quantum_to_earlier_keys_and_local_waiters() {
         let q = RUNNER_QUANTUM_NS;
