@@ -163,7 +163,7 @@ struct cpu_ctx {
 	u64 other_at;         /* other work last started here */
 	u64 share_until;      /* other work running its share here: no runner preempts it */
 	u64 next_wake;        /* predicted next wake of a runner homed here */
-	u32 parked_pid;       /* a runner put in this CPU's local queue by a spill-over, until it runs */
+	u32 parked;           /* runners a spill-over put in this CPU's local queue that have not run yet */
 };
 
 struct {
@@ -606,13 +606,28 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 	return 0;
 }
 
+/* A runner parked in a CPU's local queue runs: that CPU owes it no turn any more. */
+static void unpark(struct task_ctx *tctx)
+{
+	struct cpu_ctx *pctx;
+
+	if (!tctx->parked_on)
+		return;
+	pctx = lookup_cpu_ctx(tctx->parked_on - 1);
+	if (pctx && pctx->parked)
+		__sync_fetch_and_sub(&pctx->parked, 1);
+	tctx->parked_on = 0;
+}
+
 /*
  * @cpu was given runner @tctx: until it really runs there (tick_running
  * overwrites this), it must not look free to the next placement, or every
  * runner behind would be put on the same CPU's local queue, where nothing
- * can steal it.
+ * can steal it. It is parked there until it runs: if a placement raced
+ * with this one and another runner got the CPU first, ops.tick gives the
+ * parked one a turn.
  */
-static void reserve(s32 cpu, struct task_struct *p, struct task_ctx *tctx, u64 now)
+static void reserve(s32 cpu, struct task_ctx *tctx, u64 now)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
@@ -622,7 +637,9 @@ static void reserve(s32 cpu, struct task_struct *p, struct task_ctx *tctx, u64 n
 	cctx->running_key = queue_key(tctx);
 	cctx->running_left = tctx->mspt;
 	cctx->running_since = now;
-	cctx->parked_pid = p->pid;
+	/* a runner dequeued from a local queue without running there is parked here now */
+	unpark(tctx);
+	__sync_fetch_and_add(&cctx->parked, 1);
 	tctx->parked_on = cpu + 1;
 }
 
@@ -647,7 +664,7 @@ static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return false;
 	}
-	reserve(cpu, p, tctx, scx_bpf_now());
+	reserve(cpu, tctx, scx_bpf_now());
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return true;
@@ -694,7 +711,7 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 	}
 	if (best < 0)
 		return false;
-	reserve(best, p, tctx, now);
+	reserve(best, tctx, now);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | best, slice, enq_flags | SCX_ENQ_PREEMPT);
 	return true;
 }
@@ -1403,8 +1420,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		return;
 	key = runner_key(tctx, ran);
 	q = tick_index(cpu) >= 0 ? cpu : tctx->home;
-	parked = cctx->parked_pid && cctx->parked_pid != p->pid &&
-		 scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0;
+	parked = cctx->parked && scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0;
 	if ((q >= 0 && goes_before(q, key, cpu)) || goes_before(DSQ_GLOBAL_TICK, key, cpu) || parked)
 		p->scx.slice = 0;
 }
@@ -1422,18 +1438,6 @@ void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 	start_tick(p, tctx, scx_bpf_now());
 }
 
-/* A runner parked in a CPU's local queue runs: that CPU owes it no turn any more. */
-static void unpark(struct task_struct *p, struct task_ctx *tctx)
-{
-	struct cpu_ctx *pctx;
-
-	if (!tctx->parked_on)
-		return;
-	pctx = lookup_cpu_ctx(tctx->parked_on - 1);
-	if (pctx && pctx->parked_pid == p->pid)
-		pctx->parked_pid = 0;
-	tctx->parked_on = 0;
-}
 
 /* The tick got its first CPU: record its start lateness. */
 static void account_start(struct task_ctx *tctx, u64 now)
@@ -1477,7 +1481,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 	cctx->running_tick = tctx->runner;
 
 	if (tctx->runner) {
-		unpark(p, tctx);
+		unpark(tctx);
 		take_hint_mid_run(p, tctx, now);
 		/* its deadline passed while it waited: that tick is missed */
 		if (tctx->in_tick && !time_before(now, tctx->deadline))
