@@ -8,13 +8,14 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 6] = [
+const BREAKAGES: [&str; 7] = [
     "fifo",
     "nosteal",
     "steal-early",
     "nolend",
     "nomiss",
     "stall",
+    "selfkick",
 ];
 
 fn main() {

@@ -26,5 +26,8 @@
 #ifndef SCX_TICK_BREAK_STALL
 #define SCX_TICK_BREAK_STALL 0       /* tasks allowed only on tick CPUs wait in the shared queue */
 #endif
+#ifndef SCX_TICK_BREAK_SELFKICK
+#define SCX_TICK_BREAK_SELFKICK 0    /* a runner re-queued on the shared queue kicks the CPU that re-queued it */
+#endif
 
 #endif /* __SCX_TICK_BREAKAGES_H */

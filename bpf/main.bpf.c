@@ -768,7 +768,7 @@ static void kick_for_global(struct task_struct *p, struct task_ctx *tctx, u64 no
 		if (i >= MAX_CPUS)
 			break;
 		cpu = tick_cpus[i & (MAX_CPUS - 1)];
-		if (cpu == self && !(enq_flags & SCX_ENQ_WAKEUP))
+		if (cpu == self && !(enq_flags & SCX_ENQ_WAKEUP) && !SCX_TICK_BREAK_SELFKICK)
 			continue;
 		cctx = lookup_cpu_ctx(cpu);
 		if (cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&

@@ -21,8 +21,9 @@ declare -A MUST=(
   [nolend]="vm/mid_tick_lending"
   [nomiss]="vm/stats_match_the_workload vm/stats_follow_the_period_grid"
   [stall]="vm/never_stalls_pinned_tasks"
+  [selfkick]="vm/overload_causes_no_dispatch_storm"
 )
-ORDER=(fifo nosteal steal-early nolend nomiss stall)
+ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick)
 [[ $# -gt 0 ]] && ORDER=("$@")
 for b in "${ORDER[@]}"; do [[ -n "${MUST[$b]:-}" ]] || die "unknown breakage $b (allowed: ${!MUST[*]})"; done
 
