@@ -125,6 +125,7 @@ struct {
 u64 decisions_dropped;
 
 struct task_ctx {
+	s32 wake_prev;      /* the CPU a runner slept on, at its last wake-up (its timer fired there) */
 	s32 parked_on;      /* CPU + 1 whose local queue a spill-over put it in; 0 once it ran */
 	u64 cgid;           /* cgroup id the classification below was made for */
 	u32 groups_gen;
@@ -653,7 +654,16 @@ static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u
 	u64 slice = group_deadline(tctx->group);
 	s32 cpu = -EBUSY;
 
-	if (tick)
+	/*
+	 * A waking runner whose home is busy starts where it slept, if that CPU
+	 * is idle: its timer woke that CPU already (no IPI to wake another) and
+	 * its cache is there.
+	 */
+	if ((enq_flags & SCX_ENQ_WAKEUP) && tctx->wake_prev != near &&
+	    bpf_cpumask_test_cpu(tctx->wake_prev, p->cpus_ptr) &&
+	    scx_bpf_test_and_clear_cpu_idle(tctx->wake_prev))
+		cpu = tctx->wake_prev;
+	if (cpu < 0 && tick)
 		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(tick), 0);
 	if (cpu < 0 && other)
 		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(other), 0);
@@ -1014,6 +1024,7 @@ s32 BPF_STRUCT_OPS(tick_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 	s32 cpu;
 
 	if (tctx && classify(p, tctx) >= 0) {
+		tctx->wake_prev = prev_cpu;
 		/* runners are placed in enqueue (home, spill-over or global queue); stay near home */
 		cpu = work_stealing ? runner_home(p, tctx) : -1;
 		return cpu >= 0 ? cpu : prev_cpu;
