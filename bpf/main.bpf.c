@@ -1411,9 +1411,10 @@ static bool goes_before(u64 dsq, u64 key, s32 cpu)
  * queue, if it may run here; or to a runner parked in this CPU's local
  * queue (a spill-over that raced with another put it there: it waits for
  * this CPU alone, so its turn comes by the quantum, not by its key; a task
- * pinned here is other work and gets no turn). The
- * yielder queues again with its own key, or spills over. Stacked runners so share the CPUs; alone, a runner keeps
- * its slice to its deadline. Mirrors dispatch::yields().
+ * pinned here is other work and gets no turn). The yielder queues again
+ * with its own key, or spills over. Stacked runners so share the CPUs;
+ * alone, a runner keeps its slice to its deadline. Mirrors
+ * dispatch::yields().
  */
 void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 {
@@ -1448,7 +1449,6 @@ void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 	start_tick(p, tctx, scx_bpf_now());
 }
-
 
 /* The tick got its first CPU: record its start lateness. */
 static void account_start(struct task_ctx *tctx, u64 now)
