@@ -259,8 +259,9 @@ pub struct HomeState {
 
 /// Spill-over: a runner that would wait at its home, or would preempt a
 /// runner there, starts at once on an idle CPU (the one it slept on, which
-/// its timer woke already; else near home, tick CPUs first): runners in phase have deadlines microseconds apart, and an EDF
-/// preemption would only stall the other one while a CPU idles. One
+/// its timer woke already; else near home, tick CPUs first): runners in
+/// phase have deadlines microseconds apart, and an EDF preemption would
+/// only stall the other one while a CPU idles. One
 /// predicted to start late at home (past the threshold) preempts a CPU
 /// running other work. Home and its cache stay the first choice otherwise.
 pub fn place(

@@ -352,11 +352,15 @@ pub fn openmetrics(m: &Metrics) -> String {
         .ok();
     };
     let label = |n: &str| n.replace('\\', "\\\\").replace('"', "\\\"");
+    // each group's label and counters, once
+    let groups: Vec<_> = (m.groups.iter())
+        .map(|(n, g)| (label(n), g.counters()))
+        .collect();
     for (k, (name, help, _)) in GroupMetrics::default().counters().into_iter().enumerate() {
         header(&mut o, name, "counter", help);
-        for (n, g) in &m.groups {
-            let v = g.counters()[k].2;
-            writeln!(o, "scx_tick_{name}_total{{group=\"{}\"}} {v}", label(n)).ok();
+        for (label, counters) in &groups {
+            let v = counters[k].2;
+            writeln!(o, "scx_tick_{name}_total{{group=\"{label}\"}} {v}").ok();
         }
     }
     for (name, help, v) in m.counters() {
