@@ -12,6 +12,9 @@
 #   the command's own, or
 #   124  the guest did not report within --timeout (console tail printed)
 #   125  the guest died without reporting (panic, qemu error; console tail printed)
+#   123  the guest kernel did not reach userspace within SCX_TICK_BOOT_LIMIT_S
+#        (default 150; a boot takes 15-20 s): an emulator hang during boot,
+#        before anything of the command ran (console tail printed)
 # SCX_TICK_ACCEL=kvm|tcg forces the accelerator; by default KVM is used only
 # when a probe boot showed it works (it does not on PVM hosts).
 # --vng (or SCX_TICK_VM=vng) boots the guest with virtme-ng instead of our
@@ -174,6 +177,7 @@ ACCEL=$(accel)
 
 if [[ $VNG -eq 0 ]]; then
   cat >"$RUN/guest-init" <<GUEST
+: >/run/out/booted
 mkdir -p /dev/pts /sys/fs/bpf /sys/kernel/debug /sys/kernel/tracing /var/run/scx
 mount -t devpts devpts /dev/pts
 mount -t bpf bpf /sys/fs/bpf
@@ -214,6 +218,7 @@ else
   # /var /tmp...; the rest of what the plain guest has is mounted here. The
   # command's stdout and stderr are the guest's virtio ports to vng's own.
   cat >"$RUN/guest-init" <<GUEST
+: >$RUN/booted
 have() { grep -q " \$2 \$1 " /proc/mounts; }
 mnt() { have "\$1" "\$2" || { mkdir -p "\$2"; mount -t "\$1" "\$1" "\$2"; } || echo "vm.sh: cannot mount \$1 on \$2" >&2; }
 mnt bpf /sys/fs/bpf
@@ -263,8 +268,9 @@ GUEST
   POWEROFF_WAIT=60
 fi
 
-deadline=$((SECONDS + TIMEOUT))
+deadline=$((SECONDS + TIMEOUT)) boot_deadline=$((SECONDS + ${SCX_TICK_BOOT_LIMIT_S:-150})) boot_hang=0
 while kill -0 "$VMPID" 2>/dev/null && [[ ! -e "$RUN/status" ]] && ((SECONDS < deadline)); do
+  if [[ ! -e "$RUN/booted" ]] && ((SECONDS >= boot_deadline)); then boot_hang=1; break; fi
   sleep 0.2
 done
 if [[ -e "$RUN/status" ]]; then
@@ -282,7 +288,9 @@ TAILS=()
 if [[ -e "$RUN/status" ]]; then
   exit "$(cat "$RUN/status")"
 fi
-if ((SECONDS >= deadline)); then
+if ((boot_hang)); then
+  echo "[vm.sh] guest kernel did not reach userspace within ${SCX_TICK_BOOT_LIMIT_S:-150} s (a boot hang); console tail:" >&2; code=123
+elif ((SECONDS >= deadline)); then
   echo "[vm.sh] guest did not report: timeout after $TIMEOUT s; console tail:" >&2; code=124
 elif [[ $VNG -eq 1 ]]; then
   echo "[vm.sh] guest died without reporting a status; vng exit status $vm_rc; console tail:" >&2; code=125
