@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 7] = [
+const BREAKAGES: [&str; 8] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -16,6 +16,7 @@ const BREAKAGES: [&str; 7] = [
     "nomiss",
     "stall",
     "selfkick",
+    "noparked",
 ];
 
 fn main() {

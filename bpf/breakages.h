@@ -29,5 +29,8 @@
 #ifndef SCX_TICK_BREAK_SELFKICK
 #define SCX_TICK_BREAK_SELFKICK 0    /* a runner re-queued on the shared queue kicks the CPU that re-queued it */
 #endif
+#ifndef SCX_TICK_BREAK_NOPARKED
+#define SCX_TICK_BREAK_NOPARKED 0    /* a runner parked behind another on a CPU gets no turn */
+#endif
 
 #endif /* __SCX_TICK_BREAKAGES_H */

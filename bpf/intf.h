@@ -108,9 +108,15 @@ struct miss_event {
 
 /*
  * Test-only decision trace (scx_tick --trace-decisions FILE): one poll of a
- * CPU for a runner, its inputs and its pick, replayed through the model
- * (src/trace.rs, dispatch::poll and dispatch::poll_spill).
+ * CPU for a runner, its inputs and its pick, or one check of ops.tick
+ * whether the running runner yields, replayed through the model
+ * (src/trace.rs: dispatch::poll, dispatch::poll_spill, dispatch::yields).
  */
+enum trace_kind {
+	TRACE_POLL = 0,
+	TRACE_YIELD = 1,
+};
+
 enum trace_pick {
 	TRACE_LOCAL = 0,
 	TRACE_GLOBAL = 1,
@@ -139,10 +145,15 @@ struct decision {
 	s32 victim;         /* TRACE_STEAL: tick index of the queue stolen from */
 	u32 raced;          /* the pick's move failed (its head went away): later steps ran */
 	u32 nr_probed;
-	u32 pad;
-	struct trace_head local;
+	u32 kind;           /* enum trace_kind */
+	struct trace_head local;  /* TRACE_YIELD: the head of the CPU's (or home's) queue */
 	struct trace_head global;
 	struct trace_head probed[MAX_PROBES];
+	/* TRACE_YIELD only: the running runner's key and time on the CPU */
+	u64 key;
+	u64 ran;
+	u32 parked;         /* a runner waits parked in this CPU's local queue */
+	u32 yielded;        /* the decision: its slice ended */
 };
 
 /* A tick group as userspace registers it, keyed by cgroup id. */

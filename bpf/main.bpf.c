@@ -1116,6 +1116,7 @@ static struct decision *trace_begin(s32 me, struct cpu_ctx *cctx, u64 now)
 	d->nr_tick_cpus = nr_tick_cpus;
 	d->work_stealing = work_stealing;
 	d->rr_before = cctx->steal_rr;
+	d->kind = TRACE_POLL;
 	d->pick = -1;
 	d->victim = -1;
 	d->raced = 0;
@@ -1407,11 +1408,31 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 }
 
 /* Is the head of queue @dsq a runner with a key before @key, allowed on @cpu? */
-static bool goes_before(u64 dsq, u64 key, s32 cpu)
+static bool goes_before(struct task_struct *head, u64 key, s32 cpu)
 {
-	struct task_struct *head = peek(dsq);
-
 	return head && time_before(head->scx.dsq_vtime, key) && bpf_cpumask_test_cpu(cpu, head->cpus_ptr);
+}
+
+/* --trace-decisions: ops.tick's inputs and whether the runner yielded. */
+static void trace_yield(s32 cpu, struct cpu_ctx *cctx, u64 now, s32 q, struct task_struct *queued,
+			struct task_struct *global, u64 key, u64 ran, bool parked, bool yielded)
+{
+	struct decision *d = trace_begin(tick_index(cpu), cctx, now);
+
+	if (!d)
+		return;
+	d->kind = TRACE_YIELD;
+	d->pick = TRACE_NOTHING;
+	d->rr_after = cctx->steal_rr;
+	trace_head(&d->local, queued, q >= 0 ? tick_index(q) : -1, 0,
+		   queued && bpf_cpumask_test_cpu(cpu, queued->cpus_ptr));
+	trace_head(&d->global, global, -1, 0, global && bpf_cpumask_test_cpu(cpu, global->cpus_ptr));
+	d->key = key;
+	d->ran = ran;
+	d->parked = parked;
+	d->yielded = yielded;
+	if (bpf_ringbuf_output(&decisions, d, sizeof(*d), 0))
+		__sync_fetch_and_add(&decisions_dropped, 1);
 }
 
 /*
@@ -1431,9 +1452,10 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
+	struct task_struct *queued = NULL, *global;
 	s32 cpu = scx_bpf_task_cpu(p), q;
 	u64 now, ran, key;
-	bool parked;
+	bool parked, yield;
 
 	if (!tctx || !cctx || !tctx->runner)
 		return;
@@ -1443,8 +1465,14 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		return;
 	key = runner_key(tctx, ran);
 	q = tick_index(cpu) >= 0 ? cpu : tctx->home;
-	parked = cctx->parked && scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0;
-	if ((q >= 0 && goes_before(q, key, cpu)) || goes_before(DSQ_GLOBAL_TICK, key, cpu) || parked)
+	if (q >= 0)
+		queued = peek(q);
+	global = peek(DSQ_GLOBAL_TICK);
+	parked = !SCX_TICK_BREAK_NOPARKED && cctx->parked && scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0;
+	yield = goes_before(queued, key, cpu) || goes_before(global, key, cpu) || parked;
+	trace_yield(cpu, cctx, now, q, queued, global, key, ran,
+		    cctx->parked && scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0, yield);
+	if (yield)
 		p->scx.slice = 0;
 }
 

@@ -22,8 +22,9 @@ declare -A MUST=(
   [nomiss]="vm/stats_match_the_workload vm/stats_follow_the_period_grid"
   [stall]="vm/never_stalls_pinned_tasks"
   [selfkick]="vm/overload_causes_no_dispatch_storm"
+  [noparked]="vm/bpf_decisions_match_the_model"
 )
-ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick)
+ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked)
 [[ $# -gt 0 ]] && ORDER=("$@")
 for b in "${ORDER[@]}"; do [[ -n "${MUST[$b]:-}" ]] || die "unknown breakage $b (allowed: ${!MUST[*]})"; done
 

@@ -1,9 +1,11 @@
 //! The decision trace, for tests (`scx_tick --trace-decisions FILE`): BPF
 //! records every poll of a CPU for a runner (its inputs: the queue heads it
-//! saw, its steal cursor; and its pick) and this replays each through the
-//! model, `dispatch::poll` on a tick CPU and `dispatch::poll_spill` on any
-//! other. No disagreement means the BPF policy decides what
-//! `src/dispatch.rs` says it does.
+//! saw, its steal cursor; and its pick) and every check of `ops.tick`
+//! whether a runner yields its CPU (the heads, its key, whether a runner is
+//! parked there; and the decision), and this replays each through the
+//! model: `dispatch::poll` on a tick CPU, `dispatch::poll_spill` on any
+//! other, `dispatch::yields` for the checks. No disagreement means the BPF
+//! policy decides what `src/dispatch.rs` says it does.
 
 use std::cell::Cell;
 use std::fs::File;
@@ -13,8 +15,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::bpf::intf::{
-    decision, trace_head, trace_pick_TRACE_GLOBAL, trace_pick_TRACE_LOCAL,
-    trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
+    decision, trace_head, trace_kind_TRACE_YIELD, trace_pick_TRACE_GLOBAL,
+    trace_pick_TRACE_LOCAL, trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
 };
 use crate::dispatch::{self, Head, MAX_PROBES, Pick, Policy};
 
@@ -67,6 +69,35 @@ pub enum Model {
     AsIs,
     /// Steals without waiting for the threshold (threshold 0).
     NoThreshold,
+    /// Gives a runner parked behind another no turn.
+    NoParkedTurn,
+}
+
+fn is_yield_check(d: &decision) -> bool {
+    d.kind == trace_kind_TRACE_YIELD
+}
+
+/// Replay one check of `ops.tick`: does the running runner yield?
+fn replay_yield(d: &decision, model: Model) -> Result<(), String> {
+    let parked = d.parked != 0 && model != Model::NoParkedTurn;
+    let key = |h: &trace_head| head(h).map(|h| h.deadline);
+    let want = dispatch::yields(d.key, d.ran, key(&d.local), key(&d.global), parked);
+    if want != (d.yielded != 0) {
+        return Err(format!(
+            "a runner with key {} after {} ns on CPU #{} at {}: BPF {}, the model {} \
+             (queued {:?}, global {:?}, parked {})",
+            d.key,
+            d.ran,
+            d.me,
+            d.now,
+            if d.yielded != 0 { "yielded" } else { "kept the CPU" },
+            if want { "yields" } else { "keeps it" },
+            key(&d.local),
+            key(&d.global),
+            d.parked != 0
+        ));
+    }
+    Ok(())
 }
 
 fn head(h: &trace_head) -> Option<Head> {
@@ -90,11 +121,14 @@ fn bpf_pick(d: &decision) -> Option<Pick> {
 
 /// Replay one decision; Err says how the model differs.
 pub fn replay_one(d: &decision, model: Model) -> Result<(), String> {
+    if is_yield_check(d) {
+        return replay_yield(d, model);
+    }
     let policy = Policy {
         work_stealing: d.work_stealing != 0,
         steal_threshold_ns: match model {
-            Model::AsIs => d.steal_threshold_ns,
             Model::NoThreshold => 0,
+            _ => d.steal_threshold_ns,
         },
     };
     let me = usize::try_from(d.me).ok();
@@ -164,6 +198,11 @@ pub struct Replay {
     pub decisions: u64,
     /// Per pick: local, global, steal, nothing.
     pub picks: [u64; 4],
+    /// Checks of `ops.tick`: how many, how many yielded, how many with a
+    /// runner parked on the CPU.
+    pub yield_checks: u64,
+    pub yielded: u64,
+    pub parked: u64,
     pub raced: u64,
     pub disagreements: u64,
     /// The first few, described.
@@ -174,7 +213,11 @@ pub fn replay(trace: &[decision], model: Model) -> Replay {
     let mut r = Replay::default();
     for d in trace {
         r.decisions += 1;
-        if let Some(n) = r.picks.get_mut(d.pick as usize) {
+        if is_yield_check(d) {
+            r.yield_checks += 1;
+            r.yielded += u64::from(d.yielded != 0);
+            r.parked += u64::from(d.parked != 0);
+        } else if let Some(n) = r.picks.get_mut(d.pick as usize) {
             *n += 1;
         }
         r.raced += u64::from(d.raced != 0);
@@ -295,6 +338,43 @@ mod tests {
         // ... which a raced decision does not compare
         d.raced = 1;
         assert!(replay_one(&d, Model::AsIs).is_ok());
+    }
+
+    /// A check of ops.tick as BPF would record it.
+    fn check(key: u64, queued: Option<u64>, parked: bool, yielded: bool) -> decision {
+        let mut d: decision = unsafe { std::mem::zeroed() };
+        let at = |k: Option<u64>| {
+            k.map(|deadline| Head {
+                deadline,
+                tick_start: 0,
+                ahead: 0,
+            })
+        };
+        d.kind = trace_kind_TRACE_YIELD;
+        d.now = 100 * MS;
+        d.key = key;
+        d.ran = dispatch::RUNNER_QUANTUM_NS;
+        d.local = th(0, at(queued));
+        d.parked = u32::from(parked);
+        d.yielded = u32::from(yielded);
+        d
+    }
+
+    #[test]
+    fn yield_checks_replay_and_a_model_without_the_parked_turn_disagrees() {
+        let cases = [
+            check(150 * MS, Some(140 * MS), false, true),
+            check(150 * MS, Some(160 * MS), false, false),
+            check(150 * MS, None, true, true),
+            check(150 * MS, None, false, false),
+        ];
+        let r = replay(&cases, Model::AsIs);
+        assert_eq!((r.yield_checks, r.yielded, r.parked), (4, 2, 1));
+        assert_eq!(r.disagreements, 0, "{:?}", r.examples);
+        let r = replay(&cases, Model::NoParkedTurn);
+        assert_eq!(r.disagreements, 1, "{:?}", r.examples);
+        // BPF keeping the CPU with a parked runner waiting is a disagreement
+        assert!(replay_one(&check(150 * MS, None, true, false), Model::AsIs).is_err());
     }
 
     #[test]

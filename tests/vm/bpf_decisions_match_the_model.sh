@@ -2,40 +2,53 @@
 # The BPF policy decides what its model (src/dispatch.rs) says: under load
 # (runners homed on one tick CPU, CPU hogs everywhere, so runners wait,
 # are stolen and spill over), scx_tick --trace-decisions records every
-# poll of a CPU for a runner, its inputs and its pick, and tracereplay
-# replays each through dispatch::poll / poll_spill: no disagreement, with
-# work stealing and with --no-work-stealing (the shared queue). The replay
-# can fail: the same trace through a model that steals without waiting for
-# the threshold disagrees.
+# poll of a CPU for a runner, its inputs and its pick, and every check of
+# ops.tick whether a runner yields its CPU, and tracereplay replays each
+# through dispatch::poll / poll_spill / yields: no disagreement, with work
+# stealing, with --no-work-stealing (the shared queue), and with more
+# runners than the tick CPUs hold on an idle machine (spill-overs, where
+# runners get parked behind others). The replay can fail: the same traces
+# through a model that steals without waiting for the threshold, or that
+# gives a parked runner no turn, disagree.
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 
-trace_case() { # name, scx flags...
-  local name=$1; shift
-  start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --trace-decisions "$WORK/$name.trace" "$@"
-  stress-ng --cpu 4 --timeout 8s >/dev/null 2>&1 &
-  local hogs=$!
-  "$TICKLOAD" -n 4 --period-ms 50 --work-ms 10 --duration-s 6 --cgroup "$CG" >/dev/null || fail "$name: tickload failed"
-  wait $hogs
+trace_case() { # name, hogs, runners, work ms, scx flags...
+  local name=$1 hogs=$2 n=$3 work=$4 pid=""; shift 4
+  start_scx --trace-decisions "$WORK/$name.trace" "$@"
+  if ((hogs > 0)); then stress-ng --cpu "$hogs" --timeout 8s >/dev/null 2>&1 & pid=$!; fi
+  "$TICKLOAD" -n "$n" --period-ms 50 --work-ms "$work" --duration-s 6 --cgroup "$CG" >/dev/null || fail "$name: tickload failed"
+  [[ -z "$pid" ]] || wait "$pid"
   stop_scx INT
   [[ $SCX_RC -eq 0 ]] || fail "$name: exit status $SCX_RC"
   grep "decision trace:" "$WORK/scx.err" | sed 's/^/# /'
   "$TRACEREPLAY" "$WORK/$name.trace" >"$WORK/$name.replay" || { cat "$WORK/$name.replay"; fail "$name: BPF and the model disagree"; }
   note "$name: $(head -1 "$WORK/$name.replay")"
 }
-# "replayed N decisions (local L, global G, steal S, nothing X; ..."
-count() { head -1 "$WORK/$1.replay" | sed -E "s/(^|.*[ (])$2 ([0-9]+).*/\2/"; }
+# "replayed N decisions (local L, global G, steal S, nothing X; raced R;
+# yield checks C, yielded Y, parked P) ..."
+count() { head -1 "$WORK/$1.replay" | sed -E "s/(^|.*[ (;])$2 ([0-9]+).*/\2/"; }
 
-trace_case stealing
+HOMED=(--tick-cpus 1,2 --tick-cgroup "tick,cpus=1")
+trace_case stealing 4 4 10 "${HOMED[@]}"
 (($(count stealing replayed) >= 1000)) || fail "too few decisions traced to mean anything"
 (($(count stealing steal) > 0)) || fail "the traced run never stole: the steal rule was not checked"
 (($(count stealing nothing) > 0)) || fail "no decision left a CPU to other work"
+(($(count stealing yielded) > 0)) || fail "no runner yielded its CPU: the turns were not checked"
 
-trace_case shared --no-work-stealing
+trace_case shared 4 4 10 "${HOMED[@]}" --no-work-stealing
 (($(count shared global) > 0)) || fail "--no-work-stealing: no runner taken from the shared queue"
+
+# 6 x 20 ms on 4 vCPUs: more than the 2 default tick CPUs hold
+trace_case heavy 0 6 20 --tick-cgroup tick
+(($(count heavy parked) > 0)) || fail "no yield check saw a parked runner: the parked turn was not checked"
 
 "$TRACEREPLAY" --alter no-threshold "$WORK/stealing.trace" >"$WORK/altered.replay" \
   && fail "a model without the steal threshold agreed with BPF: the replay cannot tell"
 note "altered model: $(head -1 "$WORK/altered.replay")"
 grep -qE ": [1-9][0-9]* disagreements" "$WORK/altered.replay" || fail "the altered model failed without disagreeing: $(head -3 "$WORK/altered.replay")"
+"$TRACEREPLAY" --alter no-parked-turn "$WORK/heavy.trace" >"$WORK/noturn.replay" \
+  && fail "a model without the parked runner's turn agreed with BPF: the replay cannot tell"
+note "altered model: $(head -1 "$WORK/noturn.replay")"
+grep -qE ": [1-9][0-9]* disagreements" "$WORK/noturn.replay" || fail "the altered model failed without disagreeing: $(head -3 "$WORK/noturn.replay")"
 check_dmesg_clean

@@ -12,6 +12,8 @@ use scx_tick::trace::{self, Model};
 enum Alter {
     /// The model steals without waiting for the threshold.
     NoThreshold,
+    /// The model gives a runner parked behind another no turn.
+    NoParkedTurn,
 }
 
 #[derive(Debug, Parser)]
@@ -34,13 +36,15 @@ fn main() -> Result<()> {
     let model = match args.alter {
         None => Model::AsIs,
         Some(Alter::NoThreshold) => Model::NoThreshold,
+        Some(Alter::NoParkedTurn) => Model::NoParkedTurn,
     };
     let r = trace::replay(&trace::parse(&bytes), model);
     let [local, global, steal, nothing] = r.picks;
     println!(
         "replayed {} decisions (local {local}, global {global}, steal {steal}, nothing {nothing}; \
-         raced {}) through the model ({model:?}): {} disagreements",
-        r.decisions, r.raced, r.disagreements
+         raced {}; yield checks {}, yielded {}, parked {}) through the model ({model:?}): \
+         {} disagreements",
+        r.decisions, r.raced, r.yield_checks, r.yielded, r.parked, r.disagreements
     );
     for e in &r.examples {
         println!("  {e}");
