@@ -15,8 +15,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::bpf::intf::{
-    decision, trace_head, trace_kind_TRACE_YIELD, trace_pick_TRACE_GLOBAL,
-    trace_pick_TRACE_LOCAL, trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
+    decision, trace_head, trace_kind_TRACE_YIELD, trace_pick_TRACE_GLOBAL, trace_pick_TRACE_LOCAL,
+    trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
 };
 use crate::dispatch::{self, Head, MAX_PROBES, Pick, Policy};
 
@@ -90,7 +90,11 @@ fn replay_yield(d: &decision, model: Model) -> Result<(), String> {
             d.ran,
             d.me,
             d.now,
-            if d.yielded != 0 { "yielded" } else { "kept the CPU" },
+            if d.yielded != 0 {
+                "yielded"
+            } else {
+                "kept the CPU"
+            },
             if want { "yields" } else { "keeps it" },
             key(&d.local),
             key(&d.global),
