@@ -1468,10 +1468,10 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	if (q >= 0)
 		queued = peek(q);
 	global = peek(DSQ_GLOBAL_TICK);
-	parked = !SCX_TICK_BREAK_NOPARKED && cctx->parked && scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0;
-	yield = goes_before(queued, key, cpu) || goes_before(global, key, cpu) || parked;
-	trace_yield(cpu, cctx, now, q, queued, global, key, ran,
-		    cctx->parked && scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0, yield);
+	parked = cctx->parked && scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0;
+	yield = goes_before(queued, key, cpu) || goes_before(global, key, cpu) ||
+		(parked && !SCX_TICK_BREAK_NOPARKED);
+	trace_yield(cpu, cctx, now, q, queued, global, key, ran, parked, yield);
 	if (yield)
 		p->scx.slice = 0;
 }
