@@ -1414,8 +1414,9 @@ static bool goes_before(struct task_struct *head, u64 key, s32 cpu)
 }
 
 /* --trace-decisions: ops.tick's inputs and whether the runner yielded. */
-static __always_inline void trace_yield(s32 cpu, struct cpu_ctx *cctx, u64 now, s32 q, struct task_struct *queued,
-			struct task_struct *global, u64 key, u64 ran, bool parked, bool yielded)
+static __always_inline void trace_yield(s32 cpu, struct cpu_ctx *cctx, u64 now, s32 q,
+					struct task_struct *queued, struct task_struct *global,
+					u64 key, u64 ran, bool parked, bool yielded)
 {
 	struct decision *d = trace_begin(tick_index(cpu), cctx, now);
 
