@@ -694,12 +694,22 @@ static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u
 
 /*
  * Spill-over onto another CPU near @near running other work, which is
- * preempted: the same LLC first. Never @near itself (the home, busy with
- * runners) nor this CPU: between two tasks it looks free, and a runner put
- * at the head of its local queue would overtake the EDF queue for good.
+ * preempted: this CPU if a wake-up is handled here, else the same LLC
+ * first. Never @near itself (the home, busy with runners), nor this CPU
+ * otherwise: between two tasks it looks free, and a runner put at the
+ * head of its local queue would overtake the EDF queue for good.
  * Probes at most MAX_PROBES * 4 CPUs. False when every CPU @p may use runs
  * a runner.
  */
+/* @cpu runs other work @p may preempt: no runner, no share owed or running. */
+static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	return cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !cctx->running_tick &&
+	       !in_share(cctx, now) && !other_owed(cctx, now);
+}
+
 static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
 {
 	u64 slice = group_deadline(tctx->group);
@@ -710,17 +720,20 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 
 	if (SCX_TICK_BREAK_NOSTEAL)
 		return false;
-	bpf_for(i, 0, MAX_PROBES * 4) {
-		struct cpu_ctx *cctx;
+	/*
+	 * A wake-up handled here (its timer fired on this CPU), which runs
+	 * other work: preempt it here. Another CPU would need an IPI, and in a
+	 * guest the vCPU it wakes may first wait for a host core.
+	 */
+	if ((enq_flags & SCX_ENQ_WAKEUP) && self != (u32)near && free_for_runner(p, self, now))
+		best = self;
+	else bpf_for(i, 0, MAX_PROBES * 4) {
 		u32 c;
 
 		if (i >= nr)
 			break;
 		c = ((u32)near + 1 + i) % nr;
-		if (c == (u32)near || c == self || !bpf_cpumask_test_cpu(c, p->cpus_ptr))
-			continue;
-		cctx = lookup_cpu_ctx(c);
-		if (!cctx || cctx->running_tick || in_share(cctx, now) || other_owed(cctx, now))
+		if (c == (u32)near || c == self || !free_for_runner(p, c, now))
 			continue;
 		if (llc_of(c) == want) {
 			best = c;

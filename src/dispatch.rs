@@ -263,7 +263,9 @@ pub struct HomeState {
 /// phase have deadlines microseconds apart, and an EDF preemption would
 /// only stall the other one while a CPU idles. One
 /// predicted to start late at home (past the threshold) preempts a CPU
-/// running other work. Home and its cache stay the first choice otherwise.
+/// running other work (BPF: the CPU handling its wake-up, if it runs other
+/// work: no IPI; else one near home). Home and its cache stay the first
+/// choice otherwise.
 pub fn place(
     policy: Policy,
     now: u64,
