@@ -224,7 +224,7 @@ static struct group_stats *lookup_group_stats(s32 group)
 /*
  * The one clock of ticks, queue keys and slices: CLOCK_MONOTONIC, read fresh.
  * Runners publish deadline hints and userspace reads miss events in it, so
- * neither needs converting; and clock_now() returns the rq clock of the
+ * neither needs converting; and scx_bpf_now() returns the rq clock of the
  * last update, which in a 4-vCPU emulated guest lagged a fresh read by up to
  * 7.7 ms (p99 6.2 ms) when a hint was taken: deadlines that early counted
  * misses the server never had.
@@ -692,15 +692,6 @@ static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u
 	return true;
 }
 
-/*
- * Spill-over onto another CPU near @near running other work, which is
- * preempted: this CPU if a wake-up is handled here, else the same LLC
- * first. Never @near itself (the home, busy with runners), nor this CPU
- * otherwise: between two tasks it looks free, and a runner put at the
- * head of its local queue would overtake the EDF queue for good.
- * Probes at most MAX_PROBES * 4 CPUs. False when every CPU @p may use runs
- * a runner.
- */
 /* @cpu runs other work @p may preempt: no runner, no share owed or running. */
 static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 {
@@ -710,6 +701,15 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 	       !in_share(cctx, now) && !other_owed(cctx, now);
 }
 
+/*
+ * Spill-over onto another CPU near @near running other work, which is
+ * preempted: this CPU if a wake-up is handled here, else the same LLC
+ * first. Never @near itself (the home, busy with runners), nor this CPU
+ * otherwise: between two tasks it looks free, and a runner put at the
+ * head of its local queue would overtake the EDF queue for good.
+ * Probes at most MAX_PROBES * 4 CPUs. False when every CPU @p may use runs
+ * a runner.
+ */
 static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
 {
 	u64 slice = group_deadline(tctx->group);
@@ -1420,7 +1420,7 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	}
 }
 
-/* Is the head of queue @dsq a runner with a key before @key, allowed on @cpu? */
+/* Is @head (a queue's head, or NULL) a runner with a key before @key, allowed on @cpu? */
 static bool goes_before(struct task_struct *head, u64 key, s32 cpu)
 {
 	return head && time_before(head->scx.dsq_vtime, key) && bpf_cpumask_test_cpu(cpu, head->cpus_ptr);
@@ -1436,8 +1436,6 @@ static __always_inline void trace_yield(s32 cpu, struct cpu_ctx *cctx, u64 now, 
 	if (!d)
 		return;
 	d->kind = TRACE_YIELD;
-	d->pick = TRACE_NOTHING;
-	d->rr_after = cctx->steal_rr;
 	trace_head(&d->local, queued, q >= 0 ? tick_index(q) : -1, 0,
 		   queued && bpf_cpumask_test_cpu(cpu, queued->cpus_ptr));
 	trace_head(&d->global, global, -1, 0, global && bpf_cpumask_test_cpu(cpu, global->cpus_ptr));
@@ -1445,8 +1443,7 @@ static __always_inline void trace_yield(s32 cpu, struct cpu_ctx *cctx, u64 now, 
 	d->ran = ran;
 	d->parked = parked;
 	d->yielded = yielded;
-	if (bpf_ringbuf_output(&decisions, d, sizeof(*d), 0))
-		__sync_fetch_and_add(&decisions_dropped, 1);
+	trace_end(cctx);
 }
 
 /*
