@@ -640,14 +640,14 @@ static void unpark(struct task_ctx *tctx)
  * with this one and another runner got the CPU first, ops.tick gives the
  * parked one a turn.
  */
-static void reserve(s32 cpu, struct task_ctx *tctx, u64 now)
+static void reserve(s32 cpu, struct task_ctx *tctx, u64 key, u64 now)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
 	if (!cctx)
 		return;
 	cctx->running_tick = true;
-	cctx->running_key = queue_key(tctx);
+	cctx->running_key = key;
 	cctx->running_left = tctx->mspt;
 	cctx->running_since = now;
 	/* a runner dequeued from a local queue without running there is parked here now */
@@ -660,25 +660,33 @@ static void reserve(s32 cpu, struct task_ctx *tctx, u64 now)
  * Spill-over to an idle CPU near @near (the kernel's idle selection prefers
  * its LLC and node), tick CPUs first: @p starts there at once.
  */
-static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
+/*
+ * Claim an idle CPU for a runner that would wait at @near (its home): @prev,
+ * the CPU it slept on, first (its cache, and its timer may have woken it
+ * already); else near @near (the kernel's idle selection prefers its LLC
+ * and node), tick CPUs first. May return @near itself, idle a moment.
+ */
+static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev)
 {
 	struct bpf_cpumask *tick = tick_cpumask, *other = other_cpumask;
-	u64 slice = group_deadline(tctx->group);
 	s32 cpu = -EBUSY;
 
-	/*
-	 * A waking runner whose home is busy starts where it slept, if that CPU
-	 * is idle: its timer woke that CPU already (no IPI to wake another) and
-	 * its cache is there.
-	 */
-	if ((enq_flags & SCX_ENQ_WAKEUP) && tctx->wake_prev != near &&
-	    bpf_cpumask_test_cpu(tctx->wake_prev, p->cpus_ptr) &&
-	    scx_bpf_test_and_clear_cpu_idle(tctx->wake_prev))
-		cpu = tctx->wake_prev;
-	if (cpu < 0 && tick)
+	if (prev >= 0 && prev != near && bpf_cpumask_test_cpu(prev, p->cpus_ptr) &&
+	    scx_bpf_test_and_clear_cpu_idle(prev))
+		return prev;
+	if (tick)
 		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(tick), 0);
 	if (cpu < 0 && other)
 		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(other), 0);
+	return cpu;
+}
+
+/* Spill-over to an idle CPU near @near, tick CPUs first: @p starts there at once. */
+static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
+{
+	u64 slice = group_deadline(tctx->group);
+	s32 cpu = claim_idle_for(p, near, (enq_flags & SCX_ENQ_WAKEUP) ? tctx->wake_prev : -1);
+
 	if (cpu < 0)
 		return false;
 	if (cpu == near) {
@@ -686,7 +694,7 @@ static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return false;
 	}
-	reserve(cpu, tctx, clock_now());
+	reserve(cpu, tctx, queue_key(tctx), clock_now());
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return true;
@@ -746,7 +754,7 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 	}
 	if (best < 0)
 		return false;
-	reserve(best, tctx, now);
+	reserve(best, tctx, queue_key(tctx), now);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | best, slice, enq_flags | SCX_ENQ_PREEMPT);
 	return true;
 }
@@ -1041,18 +1049,47 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 	}
 }
 
+/*
+ * A waking runner's CPU. Home and its cache come first; a runner that
+ * would wait there (or preempt a runner there) spills over to an idle CPU
+ * at once, decided here on the waking CPU (dispatch::place()'s first
+ * branch): inserted on the idle CPU's local queue now, it is queued there
+ * by that CPU itself. Placed in ops.enqueue instead, it would be queued on
+ * its home and then moved, locking the busy home's run queue, which in an
+ * overcommitted guest may wait milliseconds for a preempted vCPU (measured
+ * at 8 vCPUs on 2 host cores: 3.5 ms per move). Everything else
+ * (preemption, the global queue) is placed in enqueue.
+ */
+static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu)
+{
+	s32 home = work_stealing ? runner_home(p, tctx) : -1, cpu;
+	u64 now, key;
+
+	tctx->wake_prev = prev_cpu;
+	if (home < 0)
+		return prev_cpu;
+	now = clock_now();
+	/* the tick this wake-up starts (ops.runnable takes its hint, if any) */
+	key = now + group_deadline(tctx->group);
+	if (!wait_at(home, key, now) && !home_runs_runner(home))
+		return home;
+	cpu = claim_idle_for(p, home, prev_cpu);
+	if (cpu < 0 || cpu == home)
+		return home;
+	tctx->runner = true;
+	reserve(cpu, tctx, key, now);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, group_deadline(tctx->group), 0);
+	return cpu;
+}
+
 s32 BPF_STRUCT_OPS(tick_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct bpf_cpumask *mask;
 	s32 cpu;
 
-	if (tctx && classify(p, tctx) >= 0) {
-		tctx->wake_prev = prev_cpu;
-		/* runners are placed in enqueue (home, spill-over or global queue); stay near home */
-		cpu = work_stealing ? runner_home(p, tctx) : -1;
-		return cpu >= 0 ? cpu : prev_cpu;
-	}
+	if (tctx && classify(p, tctx) >= 0)
+		return select_runner_cpu(p, tctx, prev_cpu);
 
 	/* other work: an idle non-tick CPU, directly */
 	mask = other_cpumask;
@@ -1449,9 +1486,8 @@ static __always_inline void trace_yield(s32 cpu, struct cpu_ctx *cctx, u64 now, 
 /*
  * Runners with close deadlines take turns: a runner that has run a quantum
  * yields its CPU (its slice ends now) to a runner waiting for it with an
- * earlier key: the head of this tick CPU's queue (on a non-tick CPU, of
- * the yielder's home, which this CPU then steals from) or of the global
- * queue, if it may run here; or to a runner parked in this CPU's local
+ * earlier key: the head of this tick CPU's queue (a non-tick CPU has
+ * none) or of the global queue, if it may run here; or to a runner parked in this CPU's local
  * queue (a spill-over that raced with another put it there: it waits for
  * this CPU alone, so its turn comes by the quantum, not by its key; a task
  * pinned here is other work and gets no turn). The yielder queues again
@@ -1475,7 +1511,14 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	if (ran < RUNNER_QUANTUM_NS)
 		return;
 	key = runner_key(tctx, ran);
-	q = tick_index(cpu) >= 0 ? cpu : tctx->home;
+	/*
+	 * A tick CPU's runners take turns with its queue. A spilled runner on
+	 * another CPU does not with its home's: its home serves that queue by
+	 * turns itself, and a turn here would move two runners between CPUs
+	 * each quantum (at 8 vCPUs on 2 host cores a move waited 3-4 ms for
+	 * the other run queue's lock).
+	 */
+	q = tick_index(cpu) >= 0 ? cpu : -1;
 	if (q >= 0)
 		queued = peek(q);
 	global = peek(DSQ_GLOBAL_TICK);

@@ -339,9 +339,11 @@ pub fn runner_slice(deadline: u64, now: u64) -> u64 {
     elapsed(deadline, now).max(MIN_RUNNER_SLICE_NS)
 }
 
-/// A runner with `key` (now) that has run `ran` on a tick CPU since it got
-/// it yields the CPU once that is a quantum, to a runner waiting for it
-/// with an earlier key (`queued`: the head of the CPU's queue, `global`:
+/// A runner with `key` (now) that has run `ran` since it got its CPU
+/// yields it once that is a quantum, to a runner waiting for it
+/// with an earlier key (`queued`: the head of the CPU's queue, none on a
+/// non-tick CPU, whose spilled runner keeps it: its home serves its own
+/// queue by turns, and a turn there would move two runners; `global`:
 /// of the global queue), or to a runner parked in the CPU's local queue
 /// (`parked`: a spill-over that raced with another put it there; it waits
 /// for this CPU alone, so it gets its turn by the quantum, whatever its
