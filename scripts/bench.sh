@@ -19,9 +19,9 @@
 #                     heavy-idle  3T runners x 20 ms per 50 ms, no background
 #                     heavy-hogs  the same beside 2 x vCPUs CPU hogs; with
 #                                 eevdf also the floor: beside one hog
-#   --repeat N        runs of each headline and heavy cell, back to back in
-#                     the same load of the scheduler (default 3; --quick: 1);
-#                     the other runner counts run once
+#   --repeat N        runs of each headline and heavy cell, in N rounds that
+#                     each load every scheduler in turn (default 3; --quick:
+#                     1); the other runner counts run once
 #   --runners LIST    standard scenario's runner counts (default: 1,T,2T,4T
 #                     with T = the tick CPUs scx_tick picks in that guest;
 #                     --quick: 2T); the headline is 2T (or the middle count)
@@ -133,8 +133,8 @@ Host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs ($(lscpu | sed -n '
 Guest: QEMU $(qemu-system-x86_64 --version | head -1 | awk '{print $4}') with ${accel^^}$([[ $accel == tcg ]] && echo " (software emulation)"), kernel $(readlink "$KERNEL_CACHE/current"), peers:${peer_versions%,}.
 
 Scenarios (T = the tick CPUs scx_tick picks in the guest; runners in the cgroup \`tick\`,
-scx_tick: \`--tick-cgroup tick\`; $SECS s per run; the headline and heavy cells run $REPEAT time(s)
-back to back in one load of each scheduler, the other runner counts once):
+scx_tick: \`--tick-cgroup tick\`; $SECS s per run; the headline and heavy cells run $REPEAT time(s),
+in $REPEAT round(s) that each load every scheduler in turn; the other runner counts once):
 
 - standard: \`tickload -n RUNNERS ${TICK_ARGS[*]}\` at each runner count (1, T, 2T, 4T
   unless \`--runners\`; headline 2T) beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\` (bogo-ops/s =
@@ -180,7 +180,7 @@ run_guests() {
   while ((${#todo[@]} > 0)); do
     offset=$(stat -c %s "$log")
     # generous: every scheduler's runs, load and unload
-    local timeout=$((${#todo[@]} * (cells * (SECS + 15) + 60) + 180))
+    local timeout=$((${#todo[@]} * (cells * (SECS + 15) + 60 * REPEAT) + 180))
     log "guest with $v vCPUs: ${todo[*]} (up to $timeout s)"
     bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout "$timeout" --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
       bash "$ROOT/scripts/guest/bench.sh" --vcpus "$v" --runners "$RUNNERS" --seconds "$SECS" \
@@ -233,6 +233,12 @@ run_guests() {
     rest=()
     for s in "${todo[@]}"; do [[ "$s" == "$current" ]] || rest+=("$s"); done
     todo=("${rest[@]}")
+    # the rounds interleave the schedulers: those not finished run again from
+    # their first round in the fresh guest, so their runs so far are dropped
+    for s in "${todo[@]}"; do
+      grep -vF "\"scheduler\":\"$s\"" "$raw" >"$raw.keep" || true
+      mv "$raw.keep" "$raw"
+    done
   done
   grep '^{' "$raw" >"$OUT/runs-${v}vcpu.jsonl" || true
   rm -f "$raw"

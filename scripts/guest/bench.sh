@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark's guest half, run by scripts/bench.sh inside a sched_ext
-# guest (scripts/vm.sh): every scheduler of --schedulers in turn, each
-# through every scenario; one JSON record per run on stdout (benchreport
+# guest (scripts/vm.sh): --repeat rounds of every scheduler of --schedulers
+# in turn, each through every scenario; one JSON record per run on stdout (benchreport
 # record), progress on stderr (the host's watchdog reads it).
 #
 #   scripts/guest/bench.sh --vcpus N --runners auto|headline|LIST --seconds S
@@ -32,7 +32,7 @@ BIN="$ROOT/target/release"
 # One scheduler after another, in this one guest; every run prints its record
 # (a JSON line) on stdout, everything else goes to stderr.
 guest_main() {
-  local cg=/sys/fs/cgroup/tick work tick_cpus headline heavy runners=() s n sc rep reps
+  local cg=/sys/fs/cgroup/tick work tick_cpus headline heavy runners=() s n sc
   work=$(mktemp -d /tmp/bench.XXXXXX)
   cd "$work" # stress-ng wants a writable working directory
   mkdir -p "$cg"
@@ -52,40 +52,44 @@ guest_main() {
     "tick CPUs $tick_cpus, scenarios ${SCENARIO_LIST[*]}, runners ${runners[*]} (headline $headline," \
     "heavy $heavy), $REPEAT run(s) per headline/heavy cell, $SECS s per run" >&2
 
-  for s in "${SCHED_LIST[@]}"; do
-    echo "[bench] start $s" >&2 # the host's watchdog reads these
-    if ! start_sched "$s"; then
-      echo "[bench] $s skipped: $SKIP_WHY" >&2
-      "$BIN/benchreport" record --vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" \
-        --runners "$headline" --headline --duration-s "$SECS" --skipped "$SKIP_WHY"
-      echo "[bench] finished $s" >&2
-      continue
-    fi
-    for sc in "${SCENARIO_LIST[@]}"; do
-      case "$sc" in
-        standard)
-          for n in "${runners[@]}"; do
-            # only the headline is repeated: the scaling table may stay at one run
-            reps=1
-            [[ $n -eq $headline ]] && reps=$REPEAT
-            for ((rep = 0; rep < reps; rep++)); do
-              run_once "$s" standard "$n" "$rep" "$([[ $n -eq $headline ]] && echo 1 || echo 0)" "$tick_cpus" "$cg"
-            done
-          done ;;
-        heavy-idle|heavy-hogs)
-          for ((rep = 0; rep < REPEAT; rep++)); do
-            run_once "$s" "$sc" "$heavy" "$rep" 0 "$tick_cpus" "$cg"
-          done
-          # the floor heavy-hogs is judged against: EEVDF beside a single hog
-          if [[ $sc == heavy-hogs && $s == eevdf ]]; then
-            for ((rep = 0; rep < REPEAT; rep++)); do
-              run_once "$s" heavy-floor "$heavy" "$rep" 0 "$tick_cpus" "$cg"
-            done
-          fi ;;
-      esac
+  # In rounds: each round loads every scheduler in turn and runs each of its
+  # cells once (the scaling table's other runner counts in the first round
+  # only), so a slow stretch of the emulated host hits every scheduler alike
+  # instead of all the repetitions of one.
+  local round skipped=" "
+  for ((round = 0; round < REPEAT; round++)); do
+    for s in "${SCHED_LIST[@]}"; do
+      [[ "$skipped" == *" $s "* ]] && continue
+      echo "[bench] start $s" >&2 # the host's watchdog reads these
+      if ! start_sched "$s"; then
+        echo "[bench] $s skipped: $SKIP_WHY" >&2
+        "$BIN/benchreport" record --vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" \
+          --runners "$headline" --headline --duration-s "$SECS" --skipped "$SKIP_WHY"
+        skipped+="$s "
+        echo "[bench] finished $s" >&2
+        continue
+      fi
+      for sc in "${SCENARIO_LIST[@]}"; do
+        case "$sc" in
+          standard)
+            for n in "${runners[@]}"; do
+              if [[ $n -eq $headline ]]; then
+                run_once "$s" standard "$n" "$round" 1 "$tick_cpus" "$cg"
+              elif ((round == 0)); then
+                run_once "$s" standard "$n" 0 0 "$tick_cpus" "$cg"
+              fi
+            done ;;
+          heavy-idle|heavy-hogs)
+            run_once "$s" "$sc" "$heavy" "$round" 0 "$tick_cpus" "$cg"
+            # the floor heavy-hogs is judged against: EEVDF beside a single hog
+            if [[ $sc == heavy-hogs && $s == eevdf ]]; then
+              run_once "$s" heavy-floor "$heavy" "$round" 0 "$tick_cpus" "$cg"
+            fi ;;
+        esac
+      done
+      stop_sched
+      if ((round == REPEAT - 1)); then echo "[bench] finished $s" >&2; fi
     done
-    stop_sched
-    echo "[bench] finished $s" >&2
   done
   rm -rf "$work"
 }
