@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 8] = [
+const BREAKAGES: [&str; 9] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -17,6 +17,7 @@ const BREAKAGES: [&str; 8] = [
     "stall",
     "selfkick",
     "noparked",
+    "hometurn",
 ];
 
 fn main() {

@@ -33,4 +33,8 @@
 #define SCX_TICK_BREAK_NOPARKED 0    /* a runner parked behind another on a CPU gets no turn */
 #endif
 
+#ifndef SCX_TICK_BREAK_HOMETURN
+#define SCX_TICK_BREAK_HOMETURN 0    /* a runner spilled to a non-tick CPU takes turns with its home's queue */
+#endif
+
 #endif /* __SCX_TICK_BREAKAGES_H */

@@ -1502,7 +1502,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	struct task_struct *queued = NULL, *global;
 	s32 cpu = scx_bpf_task_cpu(p), q;
 	u64 now, ran, key;
-	bool parked, yield;
+	bool parked, yield, tick_cpu;
 
 	if (!tctx || !cctx || !tctx->runner)
 		return;
@@ -1516,15 +1516,17 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	 * another CPU does not with its home's: its home serves that queue by
 	 * turns itself, and a turn here would move two runners between CPUs
 	 * each quantum (at 8 vCPUs on 2 host cores a move waited 3-4 ms for
-	 * the other run queue's lock).
+	 * the other run queue's lock). Mirrors dispatch::turn_head().
 	 */
-	q = tick_index(cpu) >= 0 ? cpu : -1;
+	tick_cpu = tick_index(cpu) >= 0;
+	/* the home's head is looked at on a non-tick CPU too, for the trace */
+	q = tick_cpu ? cpu : tctx->home;
 	if (q >= 0)
 		queued = peek(q);
 	global = peek(DSQ_GLOBAL_TICK);
 	parked = cctx->parked && scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0;
-	yield = goes_before(queued, key, cpu) || goes_before(global, key, cpu) ||
-		(parked && !SCX_TICK_BREAK_NOPARKED);
+	yield = ((tick_cpu || SCX_TICK_BREAK_HOMETURN) && goes_before(queued, key, cpu)) ||
+		goes_before(global, key, cpu) || (parked && !SCX_TICK_BREAK_NOPARKED);
 	trace_yield(cpu, cctx, now, q, queued, global, key, ran, parked, yield);
 	if (yield)
 		p->scx.slice = 0;

@@ -23,8 +23,9 @@ declare -A MUST=(
   [stall]="vm/never_stalls_pinned_tasks"
   [selfkick]="vm/overload_causes_no_dispatch_storm"
   [noparked]="vm/bpf_decisions_match_the_model"
+  [hometurn]="vm/bpf_decisions_match_the_model"
 )
-ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked)
+ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked hometurn)
 [[ $# -gt 0 ]] && ORDER=("$@")
 for b in "${ORDER[@]}"; do [[ -n "${MUST[$b]:-}" ]] || die "unknown breakage $b (allowed: ${!MUST[*]})"; done
 

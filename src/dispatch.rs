@@ -339,12 +339,21 @@ pub fn runner_slice(deadline: u64, now: u64) -> u64 {
     elapsed(deadline, now).max(MIN_RUNNER_SLICE_NS)
 }
 
+/// The head a runner on a CPU takes turns with ([`yields`]): on a tick CPU
+/// the head of that CPU's queue; a non-tick CPU has none, and the runner
+/// spilled there keeps it: its home serves its own queue by turns, and a
+/// turn here would move two runners between CPUs (the yielder back to its
+/// home's queue, the head here), each move a lock of the other CPU's run
+/// queue. `head`: the head of this tick CPU's queue, or of the runner's
+/// home queue on a non-tick CPU (BPF traces it, to show it is not used).
+pub fn turn_head(on_tick_cpu: bool, head: Option<u64>) -> Option<u64> {
+    head.filter(|_| on_tick_cpu)
+}
+
 /// A runner with `key` (now) that has run `ran` since it got its CPU
 /// yields it once that is a quantum, to a runner waiting for it
-/// with an earlier key (`queued`: the head of the CPU's queue, none on a
-/// non-tick CPU, whose spilled runner keeps it: its home serves its own
-/// queue by turns, and a turn there would move two runners; `global`:
-/// of the global queue), or to a runner parked in the CPU's local queue
+/// with an earlier key (`queued`: the head of the CPU's queue, see
+/// [`turn_head`]; `global`: of the global queue), or to a runner parked in the CPU's local queue
 /// (`parked`: a spill-over that raced with another put it there; it waits
 /// for this CPU alone, so it gets its turn by the quantum, whatever its
 /// key; a task pinned to the CPU is other work and gets none).
@@ -753,6 +762,9 @@ mod tests {
         assert!(yields(k, q, Some(k + MS), None, true));
         assert!(!yields(k, q, Some(k), Some(k + MS), false));
         assert!(!yields(k, 10 * q, None, None, false));
+        // a spilled runner on a non-tick CPU takes no turns with its home's queue
+        assert!(!yields(k, q, turn_head(false, Some(k - MS)), None, false));
+        assert!(yields(k, q, turn_head(true, Some(k - MS)), None, false));
     }
 
     /// Three runners that never sleep share one CPU: with the slice ending

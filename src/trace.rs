@@ -71,6 +71,8 @@ pub enum Model {
     NoThreshold,
     /// Gives a runner parked behind another no turn.
     NoParkedTurn,
+    /// A spilled runner on a non-tick CPU takes turns with its home's queue.
+    HomeTurns,
 }
 
 fn is_yield_check(d: &decision) -> bool {
@@ -81,7 +83,8 @@ fn is_yield_check(d: &decision) -> bool {
 fn replay_yield(d: &decision, model: Model) -> Result<(), String> {
     let parked = d.parked != 0 && model != Model::NoParkedTurn;
     let key = |h: &trace_head| head(h).map(|h| h.deadline);
-    let want = dispatch::yields(d.key, d.ran, key(&d.local), key(&d.global), parked);
+    let turn = dispatch::turn_head(d.me >= 0 || model == Model::HomeTurns, key(&d.local));
+    let want = dispatch::yields(d.key, d.ran, turn, key(&d.global), parked);
     if want != (d.yielded != 0) {
         return Err(format!(
             "a runner with key {} after {} ns on CPU #{} at {}: BPF {}, the model {} \
@@ -379,6 +382,18 @@ mod tests {
         assert_eq!(r.disagreements, 1, "{:?}", r.examples);
         // BPF keeping the CPU with a parked runner waiting is a disagreement
         assert!(replay_one(&check(150 * MS, None, true, false), Model::AsIs).is_err());
+    }
+
+    #[test]
+    fn a_spilled_runner_keeps_its_non_tick_cpu_and_a_model_with_home_turns_disagrees() {
+        // on a non-tick CPU, the home's head (earlier key) is traced but takes no turn
+        let mut kept = check(150 * MS, Some(140 * MS), false, false);
+        kept.me = -1;
+        assert_eq!(replay_one(&kept, Model::AsIs), Ok(()));
+        assert!(replay_one(&kept, Model::HomeTurns).is_err());
+        let mut yielded = kept;
+        yielded.yielded = 1;
+        assert!(replay_one(&yielded, Model::AsIs).is_err());
     }
 
     #[test]

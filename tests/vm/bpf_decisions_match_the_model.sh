@@ -51,4 +51,9 @@ grep -qE ": [1-9][0-9]* disagreements" "$WORK/altered.replay" || fail "the alter
   && fail "a model without the parked runner's turn agreed with BPF: the replay cannot tell"
 note "altered model: $(head -1 "$WORK/noturn.replay")"
 grep -qE ": [1-9][0-9]* disagreements" "$WORK/noturn.replay" || fail "the altered model failed without disagreeing: $(head -3 "$WORK/noturn.replay")"
+# spilled runners on non-tick CPUs saw earlier runners at their homes and kept their CPUs
+"$TRACEREPLAY" --alter home-turns "$WORK/heavy.trace" >"$WORK/hometurns.replay" \
+  && fail "a model where spilled runners take turns with their homes' queues agreed with BPF: the replay cannot tell"
+note "altered model: $(head -1 "$WORK/hometurns.replay")"
+grep -qE ": [1-9][0-9]* disagreements" "$WORK/hometurns.replay" || fail "the altered model failed without disagreeing: $(head -3 "$WORK/hometurns.replay")"
 check_dmesg_clean

@@ -14,6 +14,8 @@ enum Alter {
     NoThreshold,
     /// The model gives a runner parked behind another no turn.
     NoParkedTurn,
+    /// The model has a runner spilled to a non-tick CPU take turns with its home's queue.
+    HomeTurns,
 }
 
 #[derive(Debug, Parser)]
@@ -37,6 +39,7 @@ fn main() -> Result<()> {
         None => Model::AsIs,
         Some(Alter::NoThreshold) => Model::NoThreshold,
         Some(Alter::NoParkedTurn) => Model::NoParkedTurn,
+        Some(Alter::HomeTurns) => Model::HomeTurns,
     };
     let r = trace::replay(&trace::parse(&bytes), model);
     let [local, global, steal, nothing] = r.picks;
