@@ -657,10 +657,6 @@ static void reserve(s32 cpu, struct task_ctx *tctx, u64 key, u64 now)
 }
 
 /*
- * Spill-over to an idle CPU near @near (the kernel's idle selection prefers
- * its LLC and node), tick CPUs first: @p starts there at once.
- */
-/*
  * Claim an idle CPU for a runner that would wait at @near (its home): @prev,
  * the CPU it slept on, first (its cache, and its timer may have woken it
  * already); else near @near (the kernel's idle selection prefers its LLC
@@ -1487,8 +1483,8 @@ static __always_inline void trace_yield(s32 cpu, struct cpu_ctx *cctx, u64 now, 
  * Runners with close deadlines take turns: a runner that has run a quantum
  * yields its CPU (its slice ends now) to a runner waiting for it with an
  * earlier key: the head of this tick CPU's queue (a non-tick CPU has
- * none) or of the global queue, if it may run here; or to a runner parked in this CPU's local
- * queue (a spill-over that raced with another put it there: it waits for
+ * none) or of the global queue, if it may run here; or to a runner parked
+ * in this CPU's local queue (a spill-over that raced with another put it there: it waits for
  * this CPU alone, so its turn comes by the quantum, not by its key; a task
  * pinned here is other work and gets no turn). The yielder queues again
  * with its own key, or spills over. Stacked runners so share the CPUs;

@@ -265,7 +265,8 @@ pub struct HomeState {
 /// predicted to start late at home (past the threshold) preempts a CPU
 /// running other work (BPF: the CPU handling its wake-up, if it runs other
 /// work: no IPI; else one near home). Home and its cache stay the first
-/// choice otherwise.
+/// choice otherwise. (BPF makes the idle choice of a wake-up in
+/// `ops.select_cpu`, so the runner is never queued on its busy home first.)
 pub fn place(
     policy: Policy,
     now: u64,
@@ -353,10 +354,11 @@ pub fn turn_head(on_tick_cpu: bool, head: Option<u64>) -> Option<u64> {
 /// A runner with `key` (now) that has run `ran` since it got its CPU
 /// yields it once that is a quantum, to a runner waiting for it
 /// with an earlier key (`queued`: the head of the CPU's queue, see
-/// [`turn_head`]; `global`: of the global queue), or to a runner parked in the CPU's local queue
-/// (`parked`: a spill-over that raced with another put it there; it waits
-/// for this CPU alone, so it gets its turn by the quantum, whatever its
-/// key; a task pinned to the CPU is other work and gets none).
+/// [`turn_head`]; `global`: of the global queue), or to a runner parked in
+/// the CPU's local queue (`parked`: a spill-over that raced with another
+/// put it there; it waits for this CPU alone, so it gets its turn by the
+/// quantum, whatever its key; a task pinned to the CPU is other work and
+/// gets none).
 /// BPF: `tick_tick()`.
 pub fn yields(key: u64, ran: u64, queued: Option<u64>, global: Option<u64>, parked: bool) -> bool {
     // a waiting runner with an earlier key
