@@ -6,14 +6,17 @@
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 online() { echo "$2" >/sys/devices/system/cpu/cpu$1/online; }
-# scx_tick kept counting across the restarts: at least 70 % of the ticks the
-# workload itself ran (the moments between detach and re-attach are lost)
+# scx_tick kept counting across the restarts: at least half the ticks the
+# workload itself ran. The ticks between detach and re-attach are lost, and
+# how many is restart time, which this test does not bound (69-80 % counted
+# over 14 runs on a 2-core TCG host; a 70 % bound failed once when the host
+# was slow). Counting that stopped at the first restart keeps about a third.
 counted_most_ticks() {
   read_totals
   local own
   own=$(json_field "$WORK/load" ticks)
   note "$1: scx_tick counted $tot_ticks ticks, the workload ran $own"
-  ((tot_ticks * 10 >= own * 7)) || fail "$1: scx_tick counted $tot_ticks of the workload's $own ticks (< 70 %)"
+  ((tot_ticks * 2 >= own)) || fail "$1: scx_tick counted $tot_ticks of the workload's $own ticks (< 50 %)"
 }
 start_scx --tick-cgroup tick # auto choice on 4 CPUs: tick CPUs 1,2
 "$TICKLOAD" -n 2 --work-ms 2 --duration-s 20 --cgroup "$CG" --json >"$WORK/load" &
