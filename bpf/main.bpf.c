@@ -1515,9 +1515,9 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	 * the other run queue's lock). Mirrors dispatch::turn_head().
 	 */
 	tick_cpu = tick_index(cpu) >= 0;
-	/* the home's head is looked at on a non-tick CPU too, for the trace */
+	/* a non-tick CPU peeks at its runner's home only for the trace */
 	q = tick_cpu ? cpu : tctx->home;
-	if (q >= 0)
+	if (q >= 0 && (tick_cpu || trace_decisions || SCX_TICK_BREAK_HOMETURN))
 		queued = peek(q);
 	global = peek(DSQ_GLOBAL_TICK);
 	parked = cctx->parked && scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0;
