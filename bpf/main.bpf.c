@@ -137,6 +137,7 @@ struct task_ctx {
 	bool started;       /* this tick has been on a CPU */
 	bool missed;        /* this tick's miss is already counted */
 	bool stolen;        /* this tick started away from its home */
+	bool spill_stolen;  /* ops.select_cpu preempted another CPU for it: stolen once its tick starts */
 	u64 tick_start;     /* wake time, or grid time of a replenished tick */
 	u64 deadline;       /* absolute deadline of the current tick */
 	u64 tick_runtime;   /* CPU time of the current tick so far */
@@ -696,62 +697,70 @@ static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u
 	return true;
 }
 
-/* @cpu runs other work @p may preempt: no runner, no share owed or running. */
+/*
+ * @cpu runs other work @p may preempt: no runner, no share owed or running,
+ * and nothing waiting in its local queue, which a runner put at its head
+ * would overtake (runners waking there one after another would starve it).
+ */
 static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
 	return cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !cctx->running_tick &&
-	       !in_share(cctx, now) && !other_owed(cctx, now);
+	       !in_share(cctx, now) && !other_owed(cctx, now) &&
+	       scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) <= 0;
 }
 
 /*
- * Spill-over onto another CPU near @near running other work, which is
- * preempted: this CPU if a wake-up is handled here, else the same LLC
- * first. Never @near itself (the home, busy with runners), nor this CPU
- * otherwise: between two tasks it looks free, and a runner put at the
+ * A CPU near @near running other work that @p may preempt: @self first if
+ * given (a wake-up handled there: another CPU would need an IPI, and in a
+ * guest the vCPU it wakes may first wait for a host core), else the same
+ * LLC first. Never @near itself (the home, busy with runners), nor this
+ * CPU otherwise: between two tasks it looks free, and a runner put at the
  * head of its local queue would overtake the EDF queue for good.
- * Probes at most MAX_PROBES * 4 CPUs. False when every CPU @p may use runs
- * a runner.
+ * Probes at most MAX_PROBES * 4 CPUs; -1 when every CPU @p may use runs a
+ * runner.
  */
-static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
+static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
 {
-	u64 slice = group_deadline(tctx->group);
 	u32 nr = scx_bpf_nr_cpu_ids(), want = llc_of(near), probes = 0, i;
-	u32 self = bpf_get_smp_processor_id();
-	u64 now = clock_now();
+	u32 here = bpf_get_smp_processor_id();
 	s32 best = -1;
 
 	if (SCX_TICK_BREAK_NOSTEAL)
-		return false;
-	/*
-	 * A wake-up handled here (its timer fired on this CPU), which runs
-	 * other work: preempt it here. Another CPU would need an IPI, and in a
-	 * guest the vCPU it wakes may first wait for a host core.
-	 */
-	if ((enq_flags & SCX_ENQ_WAKEUP) && self != (u32)near && free_for_runner(p, self, now))
-		best = self;
-	else bpf_for(i, 0, MAX_PROBES * 4) {
+		return -1;
+	if (self >= 0 && self != near && free_for_runner(p, self, now))
+		return self;
+	bpf_for(i, 0, MAX_PROBES * 4) {
 		u32 c;
 
 		if (i >= nr)
 			break;
 		c = ((u32)near + 1 + i) % nr;
-		if (c == (u32)near || c == self || !free_for_runner(p, c, now))
+		if (c == (u32)near || c == here || !free_for_runner(p, c, now))
 			continue;
-		if (llc_of(c) == want) {
-			best = c;
-			break;
-		}
+		if (llc_of(c) == want)
+			return c;
 		if (best < 0)
 			best = c;
 		if (++probes >= MAX_PROBES)
 			break;
 	}
+	return best;
+}
+
+/* Spill-over onto another CPU near @near running other work, which is preempted. */
+static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
+{
+	s32 self = (enq_flags & SCX_ENQ_WAKEUP) ? bpf_get_smp_processor_id() : -1;
+	u64 now = clock_now();
+	s32 best = preempt_target(p, near, self, now);
+
 	if (best < 0)
 		return false;
 	reserve(best, tctx, queue_key(tctx), now);
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | best, slice, enq_flags | SCX_ENQ_PREEMPT);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | best, group_deadline(tctx->group),
+			   enq_flags | SCX_ENQ_PREEMPT);
 	return true;
 }
 
@@ -1046,35 +1055,48 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 }
 
 /*
- * A waking runner's CPU. Home and its cache come first; a runner that
- * would wait there (or preempt a runner there) spills over to an idle CPU
- * at once, decided here on the waking CPU (dispatch::place()'s first
- * branch): inserted on the idle CPU's local queue now, it is queued there
- * by that CPU itself. Placed in ops.enqueue instead, it would be queued on
- * its home and then moved, locking the busy home's run queue, which in an
- * overcommitted guest may wait milliseconds for a preempted vCPU (measured
- * at 8 vCPUs on 2 host cores: 3.5 ms per move). Everything else
- * (preemption, the global queue) is placed in enqueue.
+ * A waking runner's CPU, decided here on the waking CPU (dispatch::place()):
+ * home and its cache first; a runner that would wait there (or preempt a
+ * runner there) spills over to an idle CPU at once, and one predicted to
+ * start later than the threshold at home preempts other work on another
+ * CPU (this one first). Inserted on that CPU's local queue now, it is
+ * queued there by that CPU itself. Placed in ops.enqueue instead, it would
+ * be queued on its home and then moved, locking the busy home's run queue,
+ * which in an overcommitted guest may wait milliseconds for a preempted
+ * vCPU (measured at 8 vCPUs on 2 host cores: 2-4 ms per move). The global
+ * queue, and runners re-queued without a wake-up, are placed in enqueue.
  */
 static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu)
 {
 	s32 home = work_stealing ? runner_home(p, tctx) : -1, cpu;
-	u64 now, key;
+	u64 now, key, wait, flags = 0;
 
 	tctx->wake_prev = prev_cpu;
+	tctx->spill_stolen = false;
 	if (home < 0)
 		return prev_cpu;
 	now = clock_now();
 	/* the tick this wake-up starts (ops.runnable takes its hint, if any) */
 	key = now + group_deadline(tctx->group);
-	if (!wait_at(home, key, now) && !home_runs_runner(home))
+	wait = wait_at(home, key, now);
+	if (!wait && !home_runs_runner(home))
 		return home;
 	cpu = claim_idle_for(p, home, prev_cpu);
-	if (cpu < 0 || cpu == home)
+	if (cpu == home)
 		return home;
+	if (cpu < 0) {
+		/* predicted to start late at home (the tick starts now): preempt other work */
+		if (wait <= steal_threshold_ns)
+			return home;
+		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now);
+		if (cpu < 0)
+			return home;
+		flags = SCX_ENQ_PREEMPT;
+		tctx->spill_stolen = true;
+	}
 	tctx->runner = true;
 	reserve(cpu, tctx, key, now);
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, group_deadline(tctx->group), 0);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, group_deadline(tctx->group), flags);
 	return cpu;
 }
 
@@ -1216,45 +1238,45 @@ static void trace_end(struct cpu_ctx *cctx)
 /*
  * Steal the head of @victim's queue if it is stealable (predicted to start
  * late behind the runner @victim runs) and may run here. Only the head is
- * looked at; an empty queue is not even iterated. A refusal is counted
- * only for a real candidate.
+ * looked at, by a lockless peek: a probe that takes nothing costs no lock
+ * of the victim's queue (in an overcommitted guest its holder's vCPU may
+ * wait for a host core: measured at 8 vCPUs on 2 cores, 0.5 ms per probe).
+ * The head is then taken off the front of the queue; if another CPU took
+ * it in between, the one behind it comes unchecked (a rare race that only
+ * steals the next in EDF order early). A refusal is counted only for a
+ * real candidate.
  */
 static bool try_steal(s32 cpu, s32 victim, u64 now)
 {
 	struct cpu_ctx *vctx;
 	struct task_struct *p;
-	bool stolen = false, probed = false;
+	struct task_ctx *tctx;
+	bool stolen = false, may_run;
 	u64 ahead;
 
 	if (SCX_TICK_BREAK_NOSTEAL)
 		return false;
-	if (scx_bpf_dsq_nr_queued(victim) <= 0) {
+	p = scx_bpf_dsq_nr_queued(victim) > 0 ? __COMPAT_scx_bpf_dsq_peek(victim) : NULL;
+	if (!p) {
 		trace_probe(NULL, victim, 0, false);
 		return false;
 	}
 	vctx = lookup_cpu_ctx(victim);
 	ahead = vctx ? busy_for(vctx, now) : 0;
-	bpf_for_each(scx_dsq, p, victim, 0) {
-		struct task_ctx *tctx = lookup_task_ctx(p);
-		bool may_run = tctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
-
-		trace_probe(p, victim, ahead, may_run);
-		probed = true;
-		if (!may_run)
-			break;
-		if (!is_stealable(tctx, now, ahead)) {
-			STAT_INC(steals_refused);
-			break;
-		}
-		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
-			count_stolen(tctx);
-			stolen = true;
-		}
-		trace_pick(TRACE_STEAL, tick_index(victim), stolen);
-		break;
+	tctx = lookup_task_ctx(p);
+	may_run = tctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+	trace_probe(p, victim, ahead, may_run);
+	if (!may_run)
+		return false;
+	if (!is_stealable(tctx, now, ahead)) {
+		STAT_INC(steals_refused);
+		return false;
 	}
-	if (!probed)
-		trace_probe(NULL, victim, 0, false);
+	if (scx_bpf_dsq_move_to_local(victim, 0)) {
+		count_stolen(tctx);
+		stolen = true;
+	}
+	trace_pick(TRACE_STEAL, tick_index(victim), stolen);
 	return stolen;
 }
 
@@ -1349,8 +1371,14 @@ static bool poll_tick_at(s32 cpu, s32 me, struct cpu_ctx *cctx, u64 now)
 			return true;
 	}
 
-	/* 2. one steal candidate, round-robin; an otherwise idle CPU looks further */
-	if (work_stealing && steal_round(cpu, me, cctx, has_head ? 1 : nr_tick_cpus - 1, now))
+	/*
+	 * 2. one steal candidate, round-robin; an otherwise idle CPU looks
+	 * further. A local head late enough to be stolen itself goes first
+	 * instead: it is as late as any candidate, and taking it moves no
+	 * runner (a move locks the victim's run queue).
+	 */
+	if (work_stealing && !(local && is_stealable(lookup_task_ctx(local), now, 0)) &&
+	    steal_round(cpu, me, cctx, has_head ? 1 : nr_tick_cpus - 1, now))
 		return true;
 
 	/* 3. the earlier of the two heads */
@@ -1539,6 +1567,8 @@ void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 	if (!tctx || !(enq_flags & SCX_ENQ_WAKEUP) || classify(p, tctx) < 0)
 		return;
 	start_tick(p, tctx, clock_now());
+	if (tctx->spill_stolen)
+		count_stolen(tctx);
 }
 
 /* The tick got its first CPU: record its start lateness. */

@@ -142,8 +142,11 @@ pub fn poll(
         };
     }
 
-    // 2. one steal candidate, round-robin; an otherwise idle CPU looks further
-    if policy.work_stealing {
+    // 2. one steal candidate, round-robin; an otherwise idle CPU looks further.
+    // A local head late enough to be stolen itself goes first instead: it
+    // is as late as any candidate, and taking it moves no runner.
+    let local_late = local.is_some_and(|h| head_stealable(h, now, policy));
+    if policy.work_stealing && !local_late {
         let tries = if local.is_some() || global.is_some() {
             1
         } else {
@@ -264,8 +267,9 @@ pub struct HomeState {
 /// only stall the other one while a CPU idles. One
 /// predicted to start late at home (past the threshold) preempts a CPU
 /// running other work (BPF: the CPU handling its wake-up, if it runs other
-/// work: no IPI; else one near home). Home and its cache stay the first
-/// choice otherwise. (BPF makes the idle choice of a wake-up in
+/// work: no IPI; else one near home; never a CPU with a task waiting in its
+/// local queue, which the runner would overtake). Home and its cache stay
+/// the first choice otherwise. (BPF makes a wake-up's choice in
 /// `ops.select_cpu`, so the runner is never queued on its busy home first.)
 pub fn place(
     policy: Policy,
@@ -469,6 +473,16 @@ mod tests {
         // 1 ms ahead: predicted to start within the threshold, never stolen
         let soon = behind(head(NOW + 49 * MS, NOW - MS), MS);
         assert_eq!(poll_with(POLICY, &[mine, soon], None), Pick::Local);
+    }
+
+    #[test]
+    fn a_local_head_late_enough_to_be_stolen_goes_before_a_candidate() {
+        let mine = head(NOW + 45 * MS, NOW - 5 * MS);
+        let theirs = head(NOW + 40 * MS, NOW - 10 * MS);
+        assert_eq!(poll_with(POLICY, &[mine, theirs], None), Pick::Local);
+        // within the threshold, it waits for its own CPU: the candidate first
+        let fresh = head(NOW + 45 * MS, NOW - 3 * MS);
+        assert_eq!(poll_with(POLICY, &[fresh, theirs], None), Pick::Steal(1));
     }
 
     #[test]
@@ -886,7 +900,10 @@ mod tests {
                 }
                 if !od(Some(l)) {
                     assert!(g.is_none_or(|g| l.deadline <= g.deadline), "{ctx}");
-                    assert!(!looked_at_and_missed(policy, v, nr), "{ctx}");
+                    assert!(
+                        stealable(Some(l)) || !looked_at_and_missed(policy, v, nr),
+                        "{ctx}"
+                    );
                 }
             }
             Pick::Global => {
@@ -896,13 +913,16 @@ mod tests {
                 }
                 if !od(Some(g)) && !od(l) {
                     assert!(l.is_none_or(|l| g.deadline < l.deadline), "{ctx}");
-                    assert!(!looked_at_and_missed(policy, v, nr), "{ctx}");
+                    assert!(
+                        stealable(l) || !looked_at_and_missed(policy, v, nr),
+                        "{ctx}"
+                    );
                 }
             }
             Pick::Steal(i) => {
                 assert_eq!(i, nr - 1, "{ctx}");
                 assert!(policy.work_stealing && !od(l) && !od(g), "{ctx}");
-                assert!(stealable(v), "{ctx}");
+                assert!(stealable(v) && !stealable(l), "{ctx}");
             }
             Pick::Nothing => {
                 assert!(l.is_none() && g.is_none(), "{ctx}");

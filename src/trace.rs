@@ -73,6 +73,9 @@ pub enum Model {
     NoParkedTurn,
     /// A spilled runner on a non-tick CPU takes turns with its home's queue.
     HomeTurns,
+    /// A tick CPU steals a candidate even when its own head is late enough
+    /// to be stolen (replayed as if its own head had just woken).
+    StealOverLateLocal,
 }
 
 fn is_yield_check(d: &decision) -> bool {
@@ -144,7 +147,13 @@ pub fn replay_one(d: &decision, model: Model) -> Result<(), String> {
     let unseen = Cell::new(None);
     let heads = |i: usize| {
         if Some(i) == me {
-            return head(&d.local);
+            return head(&d.local).map(|h| match model {
+                Model::StealOverLateLocal => Head {
+                    tick_start: d.now,
+                    ..h
+                },
+                _ => h,
+            });
         }
         looked.set(looked.get() + 1);
         match probed.iter().find(|h| h.queue as usize == i) {

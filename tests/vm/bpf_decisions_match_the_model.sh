@@ -43,17 +43,19 @@ trace_case shared 4 4 10 "${HOMED[@]}" --no-work-stealing
 trace_case heavy 0 6 20 --tick-cgroup tick
 (($(count heavy parked) > 0)) || fail "no yield check saw a parked runner: the parked turn was not checked"
 
-"$TRACEREPLAY" --alter no-threshold "$WORK/stealing.trace" >"$WORK/altered.replay" \
-  && fail "a model without the steal threshold agreed with BPF: the replay cannot tell"
-note "altered model: $(head -1 "$WORK/altered.replay")"
-grep -qE ": [1-9][0-9]* disagreements" "$WORK/altered.replay" || fail "the altered model failed without disagreeing: $(head -3 "$WORK/altered.replay")"
-"$TRACEREPLAY" --alter no-parked-turn "$WORK/heavy.trace" >"$WORK/noturn.replay" \
-  && fail "a model without the parked runner's turn agreed with BPF: the replay cannot tell"
-note "altered model: $(head -1 "$WORK/noturn.replay")"
-grep -qE ": [1-9][0-9]* disagreements" "$WORK/noturn.replay" || fail "the altered model failed without disagreeing: $(head -3 "$WORK/noturn.replay")"
+# A deliberately altered model must disagree with BPF on trace $2, or the
+# replay could not tell that rule ($3: what the altered model does).
+altered() {
+  "$TRACEREPLAY" --alter "$1" "$WORK/$2.trace" >"$WORK/$1.replay" \
+    && fail "a model where $3 agreed with BPF: the replay cannot tell"
+  note "altered model: $(head -1 "$WORK/$1.replay")"
+  grep -qE ": [1-9][0-9]* disagreements" "$WORK/$1.replay" \
+    || fail "the altered model failed without disagreeing: $(head -3 "$WORK/$1.replay")"
+}
+altered no-threshold stealing "runners are stolen without waiting for the threshold"
+altered no-parked-turn heavy "a runner parked behind another gets no turn"
 # spilled runners on non-tick CPUs saw earlier runners at their homes and kept their CPUs
-"$TRACEREPLAY" --alter home-turns "$WORK/heavy.trace" >"$WORK/hometurns.replay" \
-  && fail "a model where spilled runners take turns with their homes' queues agreed with BPF: the replay cannot tell"
-note "altered model: $(head -1 "$WORK/hometurns.replay")"
-grep -qE ": [1-9][0-9]* disagreements" "$WORK/hometurns.replay" || fail "the altered model failed without disagreeing: $(head -3 "$WORK/hometurns.replay")"
+altered home-turns heavy "spilled runners take turns with their homes' queues"
+# tick CPUs whose own head was late served it instead of stealing
+altered steal-over-late-local heavy "a tick CPU steals while its own head is late enough to be stolen"
 check_dmesg_clean

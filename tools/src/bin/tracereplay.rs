@@ -16,6 +16,8 @@ enum Alter {
     NoParkedTurn,
     /// The model has a runner spilled to a non-tick CPU take turns with its home's queue.
     HomeTurns,
+    /// The model has a tick CPU steal even when its own head is late enough to be stolen.
+    StealOverLateLocal,
 }
 
 #[derive(Debug, Parser)]
@@ -40,6 +42,7 @@ fn main() -> Result<()> {
         Some(Alter::NoThreshold) => Model::NoThreshold,
         Some(Alter::NoParkedTurn) => Model::NoParkedTurn,
         Some(Alter::HomeTurns) => Model::HomeTurns,
+        Some(Alter::StealOverLateLocal) => Model::StealOverLateLocal,
     };
     let r = trace::replay(&trace::parse(&bytes), model);
     let [local, global, steal, nothing] = r.picks;
