@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 9] = [
+const BREAKAGES: [&str; 10] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -18,6 +18,7 @@ const BREAKAGES: [&str; 9] = [
     "selfkick",
     "noparked",
     "hometurn",
+    "nicestall",
 ];
 
 fn main() {

@@ -37,4 +37,8 @@
 #define SCX_TICK_BREAK_HOMETURN 0    /* a runner spilled to a non-tick CPU takes turns with its home's queue */
 #endif
 
+#ifndef SCX_TICK_BREAK_NICESTALL
+#define SCX_TICK_BREAK_NICESTALL 0   /* a low-weight task's fair-queue debt is not capped */
+#endif
+
 #endif /* __SCX_TICK_BREAKAGES_H */

@@ -1680,8 +1680,17 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 			replenish(p, tctx, now);
 		return;
 	}
-	/* fair share among other tasks, scaled by weight */
+	/*
+	 * Fair share among other tasks, scaled by weight. A low weight is
+	 * charged many times its run time (nice 19: weight 1, 100 x), while
+	 * the fair queue's clock moves about a slice per round of its tasks: a
+	 * nice-19 CPU hog among 24 others waited 7 s, past the watchdog. No
+	 * task owes more than two slices ahead of that clock, so it waits at
+	 * most about two rounds; below that, weights keep their proportions.
+	 */
 	tctx->vtime += elapsed(now, tctx->run_start) * 100 / p->scx.weight;
+	if (!SCX_TICK_BREAK_NICESTALL && time_after(tctx->vtime, vtime_now + 2 * other_slice_ns))
+		tctx->vtime = vtime_now + 2 * other_slice_ns;
 }
 
 void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)

@@ -24,8 +24,9 @@ declare -A MUST=(
   [selfkick]="vm/overload_causes_no_dispatch_storm"
   [noparked]="vm/bpf_decisions_match_the_model"
   [hometurn]="vm/bpf_decisions_match_the_model"
+  [nicestall]="vm/niced_work_is_not_starved"
 )
-ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked hometurn)
+ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked hometurn nicestall)
 [[ $# -gt 0 ]] && ORDER=("$@")
 for b in "${ORDER[@]}"; do [[ -n "${MUST[$b]:-}" ]] || die "unknown breakage $b (allowed: ${!MUST[*]})"; done
 
