@@ -507,16 +507,21 @@ static bool may_preempt(struct cpu_ctx *cctx, u64 key, u64 now)
 }
 
 /*
- * Predictive threshold stealing: a tick whose predicted start (@now plus
- * the work @ahead of it) lies more than the threshold after its start is
- * stealable. A tick predicted to start within the threshold never is.
- * Mirrors dispatch::is_stealable().
+ * Predictive threshold stealing: a tick started at @start whose predicted
+ * start on a CPU (@now plus the work @ahead of it) lies more than the
+ * threshold after @start is stealable. A tick predicted to start within
+ * the threshold never is. Mirrors dispatch::is_stealable().
  */
-static bool is_stealable(struct task_ctx *tctx, u64 now, u64 ahead)
+static bool starts_late(u64 start, u64 now, u64 ahead)
 {
 	if (SCX_TICK_BREAK_STEAL_EARLY)
-		return tctx;
-	return tctx && elapsed(now + ahead, tctx->tick_start) > steal_threshold_ns;
+		return true;
+	return elapsed(now + ahead, start) > steal_threshold_ns;
+}
+
+static bool is_stealable(struct task_ctx *tctx, u64 now, u64 ahead)
+{
+	return tctx && starts_late(tctx->tick_start, now, ahead);
 }
 
 /*
@@ -1086,7 +1091,7 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 		return home;
 	if (cpu < 0) {
 		/* predicted to start late at home (the tick starts now): preempt other work */
-		if (wait <= steal_threshold_ns)
+		if (!starts_late(now, now, wait))
 			return home;
 		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now);
 		if (cpu < 0)
@@ -1567,8 +1572,11 @@ void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 	if (!tctx || !(enq_flags & SCX_ENQ_WAKEUP) || classify(p, tctx) < 0)
 		return;
 	start_tick(p, tctx, clock_now());
-	if (tctx->spill_stolen)
+	if (tctx->spill_stolen) {
+		/* cleared here: a wake-up without ops.select_cpu (one allowed CPU) sets none */
+		tctx->spill_stolen = false;
 		count_stolen(tctx);
+	}
 }
 
 /* The tick got its first CPU: record its start lateness. */
@@ -1656,7 +1664,7 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
-	u64 now = clock_now();
+	u64 now = clock_now(), cap;
 
 	if (cctx)
 		cctx->running_tick = false;
@@ -1689,8 +1697,9 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 	 * most about two rounds; below that, weights keep their proportions.
 	 */
 	tctx->vtime += elapsed(now, tctx->run_start) * 100 / p->scx.weight;
-	if (!SCX_TICK_BREAK_NICESTALL && time_after(tctx->vtime, vtime_now + 2 * other_slice_ns))
-		tctx->vtime = vtime_now + 2 * other_slice_ns;
+	cap = vtime_now + 2 * other_slice_ns;
+	if (!SCX_TICK_BREAK_NICESTALL && time_after(tctx->vtime, cap))
+		tctx->vtime = cap;
 }
 
 void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)
