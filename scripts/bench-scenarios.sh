@@ -3,7 +3,8 @@
 # (scripts/guest/bench.sh, which runs them). Sourced.
 ALL_SCENARIOS=(standard heavy-idle heavy-hogs)
 ALL_SCHEDS=(eevdf fifo deadline scx_bpfland scx_flash scx_lavd scx_tick scx_tick-nosteal
-  scx_tick-nomidtick scx_tick-nosteal-nomidtick scx_tick-hints scx_tick-userspace)
+  scx_tick-nomidtick scx_tick-nosteal-nomidtick scx_tick-hints scx_tick-userspace
+  scx_tick-sparecores)
 PEERS=(scx_bpfland scx_flash scx_lavd)
 PEER_DIR="$CACHE_DIR/peers"
 # The tick scenario: 20 TPS, 8 ms ± 2 ms of work, 1% of ticks spike to 40 ms.

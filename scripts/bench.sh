@@ -4,7 +4,8 @@
 # a fixed background load (stress-ng CPU hogs + a hackbench fork/pipe storm):
 # EEVDF, SCHED_FIFO, SCHED_DEADLINE, scx_bpfland, scx_flash, scx_lavd,
 # scx_tick with work stealing on/off x mid-tick lending on/off, scx_tick with
-# deadline hints (tickload --hint) and scx_tick --userspace. Besides this
+# deadline hints (tickload --hint), scx_tick --userspace and scx_tick with
+# every physical core but CPU 0's as a tick CPU (-sparecores). Besides this
 # standard scenario, two heavy ones where the runners ask for more than the
 # tick CPUs can give, on an idle machine and beside CPU hogs.
 #
@@ -29,7 +30,7 @@
 #   --schedulers LIST subset of: eevdf fifo deadline scx_bpfland scx_flash
 #                     scx_lavd scx_tick scx_tick-nosteal scx_tick-nomidtick
 #                     scx_tick-nosteal-nomidtick scx_tick-hints
-#                     scx_tick-userspace (comma-separated)
+#                     scx_tick-userspace scx_tick-sparecores (comma-separated)
 #   --out DIR         results folder (default results/bench-DATE); runs add to
 #                     it, the report is rebuilt from everything in it
 #   --no-peers        do not install missing peers (those are then skipped)
@@ -148,7 +149,9 @@ in $REPEAT round(s) that each load every scheduler in turn; the other runner cou
 fifo: runners SCHED_FIFO 50; deadline: SCHED_DEADLINE, runtime $DL_RUNTIME_MS ms in standard (1.6 x the
 regular work's maximum: under TCG the kernel charges 1-3 ms per tick beyond the work, and 1.1 x
 throttled 16% of ticks in an idle guest), $HEAVY_DL_RUNTIME_MS ms in the heavy scenarios (1.5 x: more would exceed
-the kernel's admission limit), deadline = period = 50 ms (spikes overrun it and are throttled). BPF cost: struct_ops programs'
+the kernel's admission limit), deadline = period = 50 ms (spikes overrun it and are throttled).
+scx_tick-sparecores: \`--tick-cpus\` every physical core but CPU 0's (T and the runner counts stay
+those of the default). BPF cost: struct_ops programs'
 run_time_ns/run_cnt with \`kernel.bpf_stats_enabled\`.
 META
 

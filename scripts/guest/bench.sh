@@ -39,6 +39,9 @@ guest_main() {
   echo 1 >/proc/sys/kernel/bpf_stats_enabled
   tick_cpus=$("$BIN/scx_tick" topology --json | python3 -c \
     'import json,sys; c=json.load(sys.stdin)["choice"]; print(len(c["tick_cpus"]) if c else 1)')
+  # every physical core but CPU 0's: the most tick CPUs scx_tick accepts
+  spare_cores=$("$BIN/scx_tick" topology --json | python3 -c \
+    'import json,sys; c=json.load(sys.stdin)["machine"]["cpus"]; print(max(1, len({x["core"] for x in c}) - 1))')
   headline=$((2 * tick_cpus))
   heavy=$((HEAVY_PER_TICK_CPU * tick_cpus))
   case "$RUNNERS" in
@@ -108,6 +111,7 @@ start_sched() {
     scx_tick-nosteal-nomidtick) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-work-stealing --no-mid-tick) ;;
     scx_tick-hints) cmd=("$BIN/scx_tick" --tick-cgroup tick) ;; # and tickload --hint
     scx_tick-userspace) cmd=("$BIN/scx_tick" --userspace --tick-cgroup tick) ;;
+    scx_tick-sparecores) cmd=("$BIN/scx_tick" --tick-cgroup tick --tick-cpus "$spare_cores") ;;
     *)
       if [[ ! -x "$PEER_DIR/bin/$s" ]]; then
         SKIP_WHY="not installed (cargo install failed, see peers-$s.log, or --no-peers)"

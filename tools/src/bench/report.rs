@@ -729,6 +729,7 @@ pub fn colour(name: &str) -> (u8, u8, u8) {
         ("scx_tick-nosteal-nomidtick", (120, 120, 120)),
         ("scx_tick-hints", (140, 200, 40)),
         ("scx_tick-userspace", (100, 50, 160)),
+        ("scx_tick-sparecores", (0, 200, 200)),
         (FLOOR_LABEL, (128, 128, 0)),
     ];
     if let Some((_, c)) = KNOWN.iter().find(|(n, _)| *n == name) {
@@ -1026,6 +1027,7 @@ mod tests {
             "scx_tick-nosteal-nomidtick",
             "scx_tick-hints",
             "scx_tick-userspace",
+            "scx_tick-sparecores",
             FLOOR_LABEL,
         ];
         let colours: BTreeSet<(u8, u8, u8)> = names.iter().map(|n| colour(n)).collect();
