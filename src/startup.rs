@@ -16,7 +16,7 @@ use crate::cgroup;
 use crate::cli::{CheckConfigArgs, RunArgs, TopologyArgs};
 use crate::config::{Config, Plan};
 use crate::report;
-use crate::topology::{Machine, choose_tick_cpus, default_tick_cpu_count, table};
+use crate::topology::{Machine, choose_tick_cpus, default_tick_cpu_count, max_tick_cpus, table};
 
 const SCHED_EXT_SYSFS: &str = "/sys/kernel/sched_ext";
 
@@ -184,6 +184,7 @@ pub fn topology(args: &TopologyArgs) -> Result<()> {
         let v = serde_json::json!({
             "machine": m,
             "choice": choice.as_ref().ok(),
+            "max_tick_cpus": max_tick_cpus(&m),
             "error": choice.as_ref().err().map(|e| e.to_string()),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);

@@ -134,6 +134,20 @@ pub fn default_tick_cpu_count(m: &Machine) -> usize {
     (m.nr_cores() / 2).max(1)
 }
 
+/// The most tick CPUs this machine can spare: one per physical core, but
+/// never CPU 0's core, and at least one core left to the rest of the system.
+pub fn max_tick_cpus(m: &Machine) -> usize {
+    let reserved_core = m.cpu(0).map(|c| c.core);
+    let spare = m
+        .cpus
+        .iter()
+        .map(|c| c.core)
+        .filter(|&core| Some(core) != reserved_core)
+        .collect::<BTreeSet<_>>()
+        .len();
+    spare.min(m.nr_cores().saturating_sub(1))
+}
+
 /// Choose `count` tick CPUs: one SMT sibling per physical core, the fastest
 /// cores first (P-cores before E-cores), inside one LLC and then one node
 /// before spilling over, leaving CPU 0's core and at least one core to the
@@ -169,13 +183,11 @@ pub fn choose_tick_cpus(m: &Machine, count: usize) -> Result<Choice> {
         .copied()
         .filter(|c| Some(c.core) != reserved_core)
         .collect();
-    let max = nr_cores - 1;
-    if count > max.min(candidates.len()) {
+    let max = max_tick_cpus(m);
+    if count > max {
         bail!(
-            "tick_cpus: {count} tick CPUs requested, but this machine can spare at most {} \
-             (one per physical core, leaving CPU 0's core to the system); allowed: 1..={}",
-            max.min(candidates.len()),
-            max.min(candidates.len())
+            "tick_cpus: {count} tick CPUs requested, but this machine can spare at most {max} \
+             (one per physical core, leaving CPU 0's core to the system); allowed: 1..={max}"
         );
     }
 
@@ -396,6 +408,8 @@ pub mod tests {
         let c = choose_tick_cpus(&flat_vm(4), 3).unwrap();
         assert_eq!(c.tick_cpus, vec![1, 2, 3]);
         assert!(choose_tick_cpus(&flat_vm(4), 4).is_err());
+        assert_eq!(max_tick_cpus(&flat_vm(4)), 3);
+        assert_eq!(max_tick_cpus(&flat_vm(2)), 1);
     }
 
     #[test]

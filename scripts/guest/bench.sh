@@ -37,11 +37,9 @@ guest_main() {
   cd "$work" # stress-ng wants a writable working directory
   mkdir -p "$cg"
   echo 1 >/proc/sys/kernel/bpf_stats_enabled
-  tick_cpus=$("$BIN/scx_tick" topology --json | python3 -c \
-    'import json,sys; c=json.load(sys.stdin)["choice"]; print(len(c["tick_cpus"]) if c else 1)')
-  # every physical core but CPU 0's: the most tick CPUs scx_tick accepts
-  spare_cores=$("$BIN/scx_tick" topology --json | python3 -c \
-    'import json,sys; c=json.load(sys.stdin)["machine"]["cpus"]; print(max(1, len({x["core"] for x in c}) - 1))')
+  # T (the default choice) and the most tick CPUs scx_tick accepts
+  read -r tick_cpus spare_cores <<<"$("$BIN/scx_tick" topology --json | python3 -c \
+    'import json,sys; t=json.load(sys.stdin); c=t["choice"]; print(len(c["tick_cpus"]) if c else 1, max(1, t["max_tick_cpus"]))')"
   headline=$((2 * tick_cpus))
   heavy=$((HEAVY_PER_TICK_CPU * tick_cpus))
   case "$RUNNERS" in

@@ -13,6 +13,7 @@ import json, sys
 t = json.load(open(sys.argv[1]))
 assert len(t["machine"]["cpus"]) == int(sys.argv[2])
 assert t["choice"] is None or 0 not in t["choice"]["tick_cpus"]
+assert t["choice"] is None or len(t["choice"]["tick_cpus"]) <= t["max_tick_cpus"]
 PY
 note "$(grep -E '^Tick CPUs|^No tick' "$WORK/topo")"
 cat >"$WORK/c.toml" <<'T'
