@@ -4,7 +4,7 @@
 ALL_SCENARIOS=(standard heavy-idle heavy-hogs)
 ALL_SCHEDS=(eevdf fifo deadline scx_bpfland scx_flash scx_lavd scx_tick scx_tick-nosteal
   scx_tick-nomidtick scx_tick-nosteal-nomidtick scx_tick-hints scx_tick-userspace
-  scx_tick-sparecores)
+  scx_tick-halfcores)
 PEERS=(scx_bpfland scx_flash scx_lavd)
 PEER_DIR="$CACHE_DIR/peers"
 # The tick scenario: 20 TPS, 8 ms ± 2 ms of work, 1% of ticks spike to 40 ms.
@@ -15,9 +15,10 @@ TICK_ARGS=(--period-ms 50 --work-ms 8 --jitter-ms 2 --spike-ms 40 --spike-pct 1 
 # from measurements like this too.
 DL_RUNTIME_MS=16
 HOGS_PER_CPU=2
-# The heavy scenario: 3T runners (T = tick CPUs) of 20 ms per 50 ms ask for
-# 1.2 x the tick CPUs, so runners must spill over to the other CPUs; no
-# jitter or spikes, so misses come from placement alone.
+# The heavy scenario: 3T runners (T = half the cores) of 20 ms per 50 ms ask
+# for 1.2 x T CPUs: more than scx_tick-halfcores' tick CPUs, so there runners
+# must spill over to the other CPUs (the default's 2T-1 tick CPUs hold
+# them); no jitter or spikes, so misses come from placement alone.
 HEAVY_PER_TICK_CPU=3
 HEAVY_ARGS=(--period-ms 50 --work-ms 20 --seed 1)
 # 1.5 x the work: 1.6 x (32 ms) would ask SCHED_DEADLINE for 3T x 0.64 =

@@ -5,7 +5,8 @@
 # EEVDF, SCHED_FIFO, SCHED_DEADLINE, scx_bpfland, scx_flash, scx_lavd,
 # scx_tick with work stealing on/off x mid-tick lending on/off, scx_tick with
 # deadline hints (tickload --hint), scx_tick --userspace and scx_tick with
-# every physical core but CPU 0's as a tick CPU (-sparecores). Besides this
+# half the physical cores as tick CPUs (-halfcores, the default until
+# 2026-11-25). Besides this
 # standard scenario, two heavy ones where the runners ask for more than the
 # tick CPUs can give, on an idle machine and beside CPU hogs.
 #
@@ -24,13 +25,13 @@
 #                     each load every scheduler in turn (default 3; --quick:
 #                     1); the other runner counts run once
 #   --runners LIST    standard scenario's runner counts (default: 1,T,2T,4T
-#                     with T = the tick CPUs scx_tick picks in that guest;
+#                     with T = half the guest's physical cores;
 #                     --quick: 2T); the headline is 2T (or the middle count)
 #   --seconds S       length of each run (default 8; --quick: 5)
 #   --schedulers LIST subset of: eevdf fifo deadline scx_bpfland scx_flash
 #                     scx_lavd scx_tick scx_tick-nosteal scx_tick-nomidtick
 #                     scx_tick-nosteal-nomidtick scx_tick-hints
-#                     scx_tick-userspace scx_tick-sparecores (comma-separated)
+#                     scx_tick-userspace scx_tick-halfcores (comma-separated)
 #   --out DIR         results folder (default results/bench-DATE); runs add to
 #                     it, the report is rebuilt from everything in it
 #   --no-peers        do not install missing peers (those are then skipped)
@@ -133,7 +134,7 @@ $(cat "$OUT/commands.md")
 Host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs ($(lscpu | sed -n 's/^Thread(s) per core: *//p') thread(s) per core), $(free -g | awk '/^Mem:/{print $2}') GiB RAM, $(uname -sr).
 Guest: QEMU $(qemu-system-x86_64 --version | head -1 | awk '{print $4}') with ${accel^^}$([[ $accel == tcg ]] && echo " (software emulation)"), kernel $(readlink "$KERNEL_CACHE/current"), peers:${peer_versions%,}.
 
-Scenarios (T = the tick CPUs scx_tick picks in the guest; runners in the cgroup \`tick\`,
+Scenarios (T = half the guest's physical cores, scx_tick's default tick CPU count until 2026-11-25; runners in the cgroup \`tick\`,
 scx_tick: \`--tick-cgroup tick\`; $SECS s per run; the headline and heavy cells run $REPEAT time(s),
 in $REPEAT round(s) that each load every scheduler in turn; the other runner counts once):
 
@@ -142,7 +143,7 @@ in $REPEAT round(s) that each load every scheduler in turn; the other runner cou
   background throughput) and \`hackbench -p -g 2 -f 5 -l 50\` back to back (runs/s). In the
   headline run \`cyclictest -q -i 1000\` runs inside the tick cgroup (SCHED_FIFO 50 in the fifo
   row, else SCHED_OTHER).
-- heavy-idle: \`tickload -n ${HEAVY_PER_TICK_CPU}T ${HEAVY_ARGS[*]}\` (1.2 x the tick CPUs' capacity) and nothing else.
+- heavy-idle: \`tickload -n ${HEAVY_PER_TICK_CPU}T ${HEAVY_ARGS[*]}\` (1.2 x T CPUs: scx_tick-halfcores must spill over) and nothing else.
 - heavy-hogs: the same runners beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\`; with eevdf also the
   floor (heavy-floor): the same runners beside \`stress-ng --cpu 1\`.
 
@@ -150,8 +151,7 @@ fifo: runners SCHED_FIFO 50; deadline: SCHED_DEADLINE, runtime $DL_RUNTIME_MS ms
 regular work's maximum: under TCG the kernel charges 1-3 ms per tick beyond the work, and 1.1 x
 throttled 16% of ticks in an idle guest), $HEAVY_DL_RUNTIME_MS ms in the heavy scenarios (1.5 x: more would exceed
 the kernel's admission limit), deadline = period = 50 ms (spikes overrun it and are throttled).
-scx_tick-sparecores: \`--tick-cpus\` every physical core but CPU 0's (T and the runner counts stay
-those of the default). BPF cost: struct_ops programs'
+scx_tick-halfcores: \`--tick-cpus T\`, the old default (scx_tick now takes every core but CPU 0's). BPF cost: struct_ops programs'
 run_time_ns/run_cnt with \`kernel.bpf_stats_enabled\`.
 META
 

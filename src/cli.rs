@@ -65,7 +65,7 @@ pub struct TagArgs {
 
 #[derive(Debug, Args)]
 pub struct TopologyArgs {
-    /// Number of tick CPUs to choose (default: half the physical cores).
+    /// Number of tick CPUs to choose (default: every physical core but CPU 0's).
     #[arg(long)]
     pub tick_cpus: Option<String>,
     /// Print JSON instead of the table.

@@ -37,9 +37,10 @@ guest_main() {
   cd "$work" # stress-ng wants a writable working directory
   mkdir -p "$cg"
   echo 1 >/proc/sys/kernel/bpf_stats_enabled
-  # T (the default choice) and the most tick CPUs scx_tick accepts
-  read -r tick_cpus spare_cores <<<"$("$BIN/scx_tick" topology --json | python3 -c \
-    'import json,sys; t=json.load(sys.stdin); c=t["choice"]; print(len(c["tick_cpus"]) if c else 1, max(1, t["max_tick_cpus"]))')"
+  # T: half the physical cores (scx_tick's default tick CPU count until
+  # 2026-11-25), so every scenario keeps the size of the earlier records
+  tick_cpus=$("$BIN/scx_tick" topology --json | python3 -c \
+    'import json,sys; m=json.load(sys.stdin)["machine"]; print(max(1, len({c["core"] for c in m["cpus"]}) // 2))')
   headline=$((2 * tick_cpus))
   heavy=$((HEAVY_PER_TICK_CPU * tick_cpus))
   case "$RUNNERS" in
@@ -109,7 +110,7 @@ start_sched() {
     scx_tick-nosteal-nomidtick) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-work-stealing --no-mid-tick) ;;
     scx_tick-hints) cmd=("$BIN/scx_tick" --tick-cgroup tick) ;; # and tickload --hint
     scx_tick-userspace) cmd=("$BIN/scx_tick" --userspace --tick-cgroup tick) ;;
-    scx_tick-sparecores) cmd=("$BIN/scx_tick" --tick-cgroup tick --tick-cpus "$spare_cores") ;;
+    scx_tick-halfcores) cmd=("$BIN/scx_tick" --tick-cgroup tick --tick-cpus "$tick_cpus") ;;
     *)
       if [[ ! -x "$PEER_DIR/bin/$s" ]]; then
         SKIP_WHY="not installed (cargo install failed, see peers-$s.log, or --no-peers)"

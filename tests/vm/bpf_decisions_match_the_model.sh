@@ -39,8 +39,8 @@ trace_case stealing 4 4 10 "${HOMED[@]}"
 trace_case shared 4 4 10 "${HOMED[@]}" --no-work-stealing
 (($(count shared global) > 0)) || fail "--no-work-stealing: no runner taken from the shared queue"
 
-# 6 x 20 ms on 4 vCPUs: more than the 2 default tick CPUs hold
-trace_case heavy 0 6 20 --tick-cgroup tick
+# 6 x 20 ms on 4 vCPUs: more than 2 tick CPUs hold
+trace_case heavy 0 6 20 --tick-cpus 2 --tick-cgroup tick
 (($(count heavy parked) > 0)) || fail "no yield check saw a parked runner: the parked turn was not checked"
 
 # A deliberately altered model must disagree with BPF on trace $2, or the

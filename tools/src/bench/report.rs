@@ -70,6 +70,8 @@ impl Scenario {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     pub vcpus: usize,
+    /// T, the scenarios' unit of runners: half the guest's cores (scx_tick's
+    /// default tick CPU count until 2026-11-25; the name stays for old records)
     pub tick_cpus: usize,
     pub scheduler: String,
     #[serde(default)]
@@ -247,7 +249,7 @@ pub fn scenario_table(records: &[RunRecord], vcpus: usize, scenario: Scenario) -
     let reps = rows.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
     let _ = writeln!(
         s,
-        "{} vCPUs, {} tick CPU(s), {} runners, {} s per run, median (min-max) of up to {} run(s):\n",
+        "{} vCPUs, T = {}, {} runners, {} s per run, median (min-max) of up to {} run(s):\n",
         vcpus, any.tick_cpus, any.runners, any.duration_s, reps
     );
     let bg = scenario.has_background();
@@ -316,7 +318,7 @@ pub fn headline_table(records: &[RunRecord], vcpus: usize) -> String {
     };
     let _ = writeln!(
         s,
-        "{} vCPUs, {} tick CPU(s), {} runners, {} s per run, medians:\n",
+        "{} vCPUs, T = {}, {} runners, {} s per run, medians:\n",
         vcpus, any.tick_cpus, any.runners, any.duration_s
     );
     s.push_str(
@@ -729,7 +731,9 @@ pub fn colour(name: &str) -> (u8, u8, u8) {
         ("scx_tick-nosteal-nomidtick", (120, 120, 120)),
         ("scx_tick-hints", (140, 200, 40)),
         ("scx_tick-userspace", (100, 50, 160)),
-        ("scx_tick-sparecores", (0, 200, 200)),
+        ("scx_tick-halfcores", (0, 200, 200)),
+        // records from before 2026-11-25, when every spare core was a variant
+        ("scx_tick-sparecores", (150, 220, 150)),
         (FLOOR_LABEL, (128, 128, 0)),
     ];
     if let Some((_, c)) = KNOWN.iter().find(|(n, _)| *n == name) {
@@ -844,7 +848,7 @@ mod tests {
         );
         // bogo-ops 6000 vs 21000
         assert!(tick.contains("| 6000 | 0.29 |"), "{tick}");
-        assert!(t.starts_with("4 vCPUs, 2 tick CPU(s), 4 runners"), "{t}");
+        assert!(t.starts_with("4 vCPUs, T = 2, 4 runners"), "{t}");
         assert_eq!(t.lines().filter(|l| l.starts_with("| eevdf")).count(), 1);
     }
 
@@ -1027,6 +1031,7 @@ mod tests {
             "scx_tick-nosteal-nomidtick",
             "scx_tick-hints",
             "scx_tick-userspace",
+            "scx_tick-halfcores",
             "scx_tick-sparecores",
             FLOOR_LABEL,
         ];
