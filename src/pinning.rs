@@ -54,7 +54,7 @@ pub fn admission(groups: &[(usize, f64, &[usize])]) -> Option<String> {
     (busy && demand > cpus.len() as f64 + 1e-9).then(|| {
         format!(
             "admission: tick runners may claim {demand:.2} CPUs (runners x deadline/period) \
-             but have {} tick CPU(s): the excess spills over to the other CPUs; add tick CPUs to keep runners on their homes",
+             but have {} tick CPU(s): the excess spills over to the other CPUs; more tick CPUs, if the machine has cores to spare (--tick-cpus), keep runners on their homes",
             cpus.len()
         )
     })
