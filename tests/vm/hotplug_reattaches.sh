@@ -18,15 +18,20 @@ counted_most_ticks() {
   note "$1: scx_tick counted $tot_ticks ticks, the workload ran $own"
   ((tot_ticks * 2 >= own)) || fail "$1: scx_tick counted $tot_ticks of the workload's $own ticks (< 50 %)"
 }
-start_scx --tick-cgroup tick # auto choice on 4 CPUs: tick CPUs 1,2
+# the tick CPUs of the latest attach are $1 (a list as scx_tick prints it)
+chosen() {
+  local last
+  last=$(grep 'tick CPUs:' "$WORK/scx.err" | tail -1)
+  note "$2: $last"
+  [[ $last == *"tick CPUs: $1" ]] || fail "$2: tick CPUs not chosen again from the CPUs online (want $1): $last"
+}
+start_scx --tick-cgroup tick # auto choice on 4 CPUs: every one but CPU 0
 "$TICKLOAD" -n 2 --work-ms 2 --duration-s 20 --cgroup "$CG" --json >"$WORK/load" &
 load=$!
-online 3 0; reattached 1
-online 3 1; reattached 2
-online 2 0; reattached 3
-note "after taking tick CPU 2 offline: $(grep 'tick CPUs:' "$WORK/scx.err" | tail -1)"
-grep 'tick CPUs:' "$WORK/scx.err" | tail -1 | grep -q '\[1\]' || fail "tick CPUs not chosen again"
-online 2 1; reattached 4
+online 3 0; reattached 1; chosen "[1, 2]" "tick CPU 3 offline"
+online 3 1; reattached 2; chosen "[1, 2, 3]" "CPU 3 back"
+online 2 0; reattached 3; chosen "[1, 3]" "tick CPU 2 offline"
+online 2 1; reattached 4; chosen "[1, 2, 3]" "CPU 2 back"
 wait $load || fail "tickload failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
