@@ -25,11 +25,18 @@ start_scx --tick-cgroup tp/in --stats 1 --stats-json "$WORK/stats.jsonl"
 load=$!
 for _ in $(seq 50); do [[ $(ls /proc/$load/task 2>/dev/null | wc -l) -ge 3 ]] && break; sleep 0.1; done
 runners=$(ls /proc/$load/task | grep -vx $load)
-# the next stats line (one a second) marks a phase boundary; kept raw and
-# read at the end (a python start under emulation would delay the moves)
+# the first stats line (one a second) computed after this call marks a phase
+# boundary: its timestamp_s, not its arrival, since a slow guest can write a
+# line computed before the moves after them; kept raw and read at the end (a
+# python start under emulation would delay the moves)
 mark() {
-  local n; n=$(wc -l <"$WORK/stats.jsonl")
-  for _ in $(seq 30); do (($(wc -l <"$WORK/stats.jsonl") > n)) && break; sleep 0.1; done
+  local since ts
+  since=$(date +%s.%N)
+  for _ in $(seq 50); do
+    ts=$(tail -1 "$WORK/stats.jsonl" | grep -o '"timestamp_s":[0-9.]*' | cut -d: -f2)
+    [[ -n $ts ]] && awk -v a="$ts" -v b="$since" 'BEGIN { exit !(a > b) }' && break
+    sleep 0.1
+  done
   tail -1 "$WORK/stats.jsonl" >"$WORK/mark$1"
 }
 ticks_at() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["groups"]["tp/in"]["ticks"])' "$WORK/mark$1"; }
