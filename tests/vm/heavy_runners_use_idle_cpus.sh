@@ -14,10 +14,10 @@ LOAD=(-n 6 --period-ms 50 --work-ms 20 --duration-s 10 --cgroup "$CG" --json)
 
 "$TICKLOAD" "${LOAD[@]}" >"$WORK/eevdf.json" || fail "tickload under EEVDF failed"
 eevdf=$(json_field "$WORK/eevdf.json" miss_pct)
-for case in spill:--tick-cpus=2 defaults:; do
-  name=${case%%:*} flags=${case#*:}
-  # shellcheck disable=SC2086 # flags is one word or none
-  start_scx --tick-cgroup tick ${flags/=/ }
+# case name, then scx_tick's flags beside --tick-cgroup
+held_to_eevdf() {
+  local name=$1 scx; shift
+  start_scx --tick-cgroup tick "$@"
   "$TICKLOAD" "${LOAD[@]}" >"$WORK/$name.json" || fail "$name: tickload under scx_tick failed"
   stop_scx INT
   [[ $SCX_RC -eq 0 ]] || fail "$name: scx_tick exit status $SCX_RC"
@@ -25,5 +25,7 @@ for case in spill:--tick-cpus=2 defaults:; do
   note "6 x 20 ms on an idle guest ($name): misses EEVDF ${eevdf}%, scx_tick ${scx}%"
   python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) + 5 else 1)" "$scx" "$eevdf" \
     || fail "$name: scx_tick missed ${scx}% of deadlines, EEVDF ${eevdf}%: runners did not use the idle CPUs"
-done
+}
+held_to_eevdf spill --tick-cpus 2
+held_to_eevdf defaults
 check_dmesg_clean
