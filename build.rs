@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 10] = [
+const BREAKAGES: [&str; 11] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -19,6 +19,7 @@ const BREAKAGES: [&str; 10] = [
     "noparked",
     "hometurn",
     "nicestall",
+    "nospill",
 ];
 
 fn main() {

@@ -37,6 +37,10 @@
 #define SCX_TICK_BREAK_HOMETURN 0    /* a runner spilled to a non-tick CPU takes turns with its home's queue */
 #endif
 
+#ifndef SCX_TICK_BREAK_NOSPILL
+#define SCX_TICK_BREAK_NOSPILL 0     /* runners never run on a non-tick CPU (no spill-over) */
+#endif
+
 #ifndef SCX_TICK_BREAK_NICESTALL
 #define SCX_TICK_BREAK_NICESTALL 0   /* a low-weight task's fair-queue debt is not capped */
 #endif

@@ -678,7 +678,7 @@ static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev)
 		return prev;
 	if (tick)
 		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(tick), 0);
-	if (cpu < 0 && other)
+	if (cpu < 0 && other && !SCX_TICK_BREAK_NOSPILL)
 		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(other), 0);
 	return cpu;
 }
@@ -711,6 +711,8 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
+	if (SCX_TICK_BREAK_NOSPILL && tick_index(cpu) < 0)
+		return false;
 	return cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !cctx->running_tick &&
 	       !in_share(cctx, now) && !other_owed(cctx, now) &&
 	       scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) <= 0;
@@ -1468,7 +1470,7 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 	}
 	if (me < 0) {
-		if (take_late_runner(cpu, cctx))
+		if (!SCX_TICK_BREAK_NOSPILL && take_late_runner(cpu, cctx))
 			return;
 		if (scx_bpf_dsq_move_to_local(DSQ_OTHER, 0))
 			STAT_INC(dispatch_other);

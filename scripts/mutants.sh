@@ -25,8 +25,9 @@ declare -A MUST=(
   [noparked]="vm/bpf_decisions_match_the_model"
   [hometurn]="vm/bpf_decisions_match_the_model"
   [nicestall]="vm/niced_work_is_not_starved"
+  [nospill]="vm/heavy_runners_use_idle_cpus vm/non_tick_cpu_takes_late_runner"
 )
-ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked hometurn nicestall)
+ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked hometurn nicestall nospill)
 [[ $# -gt 0 ]] && ORDER=("$@")
 for b in "${ORDER[@]}"; do [[ -n "${MUST[$b]:-}" ]] || die "unknown breakage $b (allowed: ${!MUST[*]})"; done
 

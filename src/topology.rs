@@ -138,18 +138,29 @@ pub fn default_tick_cpu_count(m: &Machine) -> usize {
     max_tick_cpus(m).max(1)
 }
 
-/// The most tick CPUs this machine can spare: one per physical core, but
-/// never CPU 0's core, and at least one core left to the rest of the system.
-pub fn max_tick_cpus(m: &Machine) -> usize {
+/// The CPUs that may become tick CPUs: one per physical core (its
+/// lowest-numbered CPU), never on CPU 0's core, which does housekeeping
+/// (interrupts, timers).
+fn spare_cores(m: &Machine) -> Vec<&CpuInfo> {
     let reserved_core = m.cpu(0).map(|c| c.core);
-    let spare = m
-        .cpus
-        .iter()
-        .map(|c| c.core)
-        .filter(|&core| Some(core) != reserved_core)
-        .collect::<BTreeSet<_>>()
-        .len();
-    spare.min(m.nr_cores().saturating_sub(1))
+    let mut cores: BTreeMap<usize, &CpuInfo> = BTreeMap::new();
+    for c in m.cpus.iter().filter(|c| Some(c.core) != reserved_core) {
+        cores
+            .entry(c.core)
+            .and_modify(|r| {
+                if c.id < r.id {
+                    *r = c
+                }
+            })
+            .or_insert(c);
+    }
+    cores.into_values().collect()
+}
+
+/// The most tick CPUs this machine can spare: one per spare core, and at
+/// least one core left to the rest of the system.
+pub fn max_tick_cpus(m: &Machine) -> usize {
+    spare_cores(m).len().min(m.nr_cores().saturating_sub(1))
 }
 
 /// Choose `count` tick CPUs: one SMT sibling per physical core, the fastest
@@ -160,19 +171,7 @@ pub fn choose_tick_cpus(m: &Machine, count: usize) -> Result<Choice> {
     if count == 0 {
         bail!("tick_cpus: a count of 0 leaves no CPU for tick runners; allowed: 1 or more");
     }
-    // One representative per physical core: its lowest-numbered CPU.
-    let mut cores: BTreeMap<usize, &CpuInfo> = BTreeMap::new();
-    for c in &m.cpus {
-        cores
-            .entry(c.core)
-            .and_modify(|r| {
-                if c.id < r.id {
-                    *r = c
-                }
-            })
-            .or_insert(c);
-    }
-    let nr_cores = cores.len();
+    let nr_cores = m.nr_cores();
     if nr_cores < 2 {
         bail!(
             "tick_cpus: this machine has {} physical core(s); scx_tick needs at least 2 \
@@ -180,13 +179,7 @@ pub fn choose_tick_cpus(m: &Machine, count: usize) -> Result<Choice> {
             nr_cores
         );
     }
-    // CPU 0's core does housekeeping (interrupts, timers): keep it free.
-    let reserved_core = m.cpu(0).map(|c| c.core);
-    let mut candidates: Vec<&CpuInfo> = cores
-        .values()
-        .copied()
-        .filter(|c| Some(c.core) != reserved_core)
-        .collect();
+    let mut candidates = spare_cores(m);
     let max = max_tick_cpus(m);
     if count > max {
         bail!(
@@ -241,7 +234,7 @@ pub fn choose_tick_cpus(m: &Machine, count: usize) -> Result<Choice> {
     tick_cpus.sort_unstable();
     let mut reasons = vec![format!(
         "one CPU per physical core, fastest first; CPU 0's core{} left to the system",
-        reserved_core.map(|_| "").unwrap_or(" (absent)")
+        if m.cpu(0).is_some() { "" } else { " (absent)" }
     )];
     for c in &chosen {
         let mut why = format!(
