@@ -19,7 +19,7 @@ HOGS_PER_CPU=2
 # for 1.2 x T CPUs: more than scx_tick-halfcores' tick CPUs, so there runners
 # must spill over to the other CPUs (the default's 2T-1 tick CPUs hold
 # them); no jitter or spikes, so misses come from placement alone.
-HEAVY_PER_TICK_CPU=3
+HEAVY_PER_T=3
 HEAVY_ARGS=(--period-ms 50 --work-ms 20 --seed 1)
 # 1.5 x the work: 1.6 x (32 ms) would ask SCHED_DEADLINE for 3T x 0.64 =
 # 0.96 x vCPUs, above the kernel's admission limit of 0.95 per CPU.

@@ -143,7 +143,7 @@ in $REPEAT round(s) that each load every scheduler in turn; the other runner cou
   background throughput) and \`hackbench -p -g 2 -f 5 -l 50\` back to back (runs/s). In the
   headline run \`cyclictest -q -i 1000\` runs inside the tick cgroup (SCHED_FIFO 50 in the fifo
   row, else SCHED_OTHER).
-- heavy-idle: \`tickload -n ${HEAVY_PER_TICK_CPU}T ${HEAVY_ARGS[*]}\` (1.2 x T CPUs: scx_tick-halfcores must spill over) and nothing else.
+- heavy-idle: \`tickload -n ${HEAVY_PER_T}T ${HEAVY_ARGS[*]}\` (1.2 x T CPUs: scx_tick-halfcores must spill over) and nothing else.
 - heavy-hogs: the same runners beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\`; with eevdf also the
   floor (heavy-floor): the same runners beside \`stress-ng --cpu 1\`.
 
@@ -164,7 +164,7 @@ META
 run_guests() {
   local v=$1 todo=("${SCHED_LIST[@]}") log="$OUT/guest-$1vcpu.log" raw="$OUT/runs-$1vcpu.out"
   local stall=$((SECS + 300)) boot_stall=180 boots_failed=0
-  local vm rc size last_size quiet s done_list last_run tick_cpus offset attempt current
+  local vm rc size last_size quiet s done_list last_run t offset attempt current
   local counts cells=0 sc last_n last_sc last_rep
   : >"$log"; : >"$raw"
   # runs per scheduler, an upper bound (the runner counts are decided in the guest)
@@ -228,9 +228,9 @@ run_guests() {
     # "[bench] run SCHED RUNNERS SCENARIO REP"
     last_run=$(sed -n "s/^\[bench\] run $s //p" <<<"$attempt" | tail -1)
     read -r last_n last_sc last_rep <<<"${last_run:-0 standard 0}"
-    tick_cpus=$(sed -n 's/.*tick CPUs \([0-9]*\),.*/\1/p' "$log" | tail -1)
+    t=$(sed -n 's/.*, T \([0-9]*\), scenarios.*/\1/p' "$log" | tail -1)
     log "the $v-vCPU guest ended (status $rc) during $s${last_run:+ in $last_sc run $last_rep with $last_n runners}; going on without it"
-    "$BIN/benchreport" record --vcpus "$v" --tick-cpus "${tick_cpus:-0}" --scheduler "$s" \
+    "$BIN/benchreport" record --vcpus "$v" --t "${t:-0}" --scheduler "$s" \
       --scenario "$last_sc" --rep "$last_rep" --runners "$last_n" --duration-s "$SECS" \
       --skipped "the guest stopped (status $rc, no output for ${quiet} s) during the $last_sc ${last_n}-runner run #$last_rep; the schedulers after it ran in a fresh guest" >>"$raw"
     rest=()

@@ -32,26 +32,26 @@ BIN="$ROOT/target/release"
 # One scheduler after another, in this one guest; every run prints its record
 # (a JSON line) on stdout, everything else goes to stderr.
 guest_main() {
-  local cg=/sys/fs/cgroup/tick work tick_cpus headline heavy runners=() s n sc
+  local cg=/sys/fs/cgroup/tick work t headline heavy runners=() s n sc
   work=$(mktemp -d /tmp/bench.XXXXXX)
   cd "$work" # stress-ng wants a writable working directory
   mkdir -p "$cg"
   echo 1 >/proc/sys/kernel/bpf_stats_enabled
   # T: half the physical cores (scx_tick's default tick CPU count until
   # 2026-11-25), so every scenario keeps the size of the earlier records
-  tick_cpus=$("$BIN/scx_tick" topology --json | python3 -c \
+  t=$("$BIN/scx_tick" topology --json | python3 -c \
     'import json,sys; m=json.load(sys.stdin)["machine"]; print(max(1, len({c["core"] for c in m["cpus"]}) // 2))')
-  headline=$((2 * tick_cpus))
-  heavy=$((HEAVY_PER_TICK_CPU * tick_cpus))
+  headline=$((2 * t))
+  heavy=$((HEAVY_PER_T * t))
   case "$RUNNERS" in
-    auto) runners=(1 "$tick_cpus" "$headline" $((4 * tick_cpus))) ;;
+    auto) runners=(1 "$t" "$headline" $((4 * t))) ;;
     headline) runners=("$headline") ;;
     *) IFS=, read -ra runners <<<"$RUNNERS"; headline=${runners[$(((${#runners[@]} - 1) / 2))]} ;;
   esac
   # (no process substitution here: the guest has no /dev/fd)
   read -ra runners <<<"$(printf '%s\n' "${runners[@]}" | sort -nu | tr '\n' ' ')"
   echo "[bench] guest: $VCPUS vCPUs, kernel $(uname -r), $(lscpu | sed -n 's/^Model name: *//p')," \
-    "tick CPUs $tick_cpus, scenarios ${SCENARIO_LIST[*]}, runners ${runners[*]} (headline $headline," \
+    "T $t, scenarios ${SCENARIO_LIST[*]}, runners ${runners[*]} (headline $headline," \
     "heavy $heavy), $REPEAT run(s) per headline/heavy cell, $SECS s per run" >&2
 
   # In rounds: each round loads every scheduler in turn and runs each of its
@@ -65,7 +65,7 @@ guest_main() {
       echo "[bench] start $s" >&2 # the host's watchdog reads these
       if ! start_sched "$s"; then
         echo "[bench] $s skipped: $SKIP_WHY" >&2
-        "$BIN/benchreport" record --vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" \
+        "$BIN/benchreport" record --vcpus "$VCPUS" --t "$t" --scheduler "$s" \
           --runners "$headline" --headline --duration-s "$SECS" --skipped "$SKIP_WHY"
         skipped+="$s "
         echo "[bench] finished $s" >&2
@@ -76,16 +76,16 @@ guest_main() {
           standard)
             for n in "${runners[@]}"; do
               if [[ $n -eq $headline ]]; then
-                run_once "$s" standard "$n" "$round" 1 "$tick_cpus" "$cg"
+                run_once "$s" standard "$n" "$round" 1 "$t" "$cg"
               elif ((round == 0)); then
-                run_once "$s" standard "$n" 0 0 "$tick_cpus" "$cg"
+                run_once "$s" standard "$n" 0 0 "$t" "$cg"
               fi
             done ;;
           heavy-idle|heavy-hogs)
-            run_once "$s" "$sc" "$heavy" "$round" 0 "$tick_cpus" "$cg"
+            run_once "$s" "$sc" "$heavy" "$round" 0 "$t" "$cg"
             # the floor heavy-hogs is judged against: EEVDF beside a single hog
             if [[ $sc == heavy-hogs && $s == eevdf ]]; then
-              run_once "$s" heavy-floor "$heavy" "$round" 0 "$tick_cpus" "$cg"
+              run_once "$s" heavy-floor "$heavy" "$round" 0 "$t" "$cg"
             fi ;;
         esac
       done
@@ -110,7 +110,7 @@ start_sched() {
     scx_tick-nosteal-nomidtick) cmd=("$BIN/scx_tick" --tick-cgroup tick --no-work-stealing --no-mid-tick) ;;
     scx_tick-hints) cmd=("$BIN/scx_tick" --tick-cgroup tick) ;; # and tickload --hint
     scx_tick-userspace) cmd=("$BIN/scx_tick" --userspace --tick-cgroup tick) ;;
-    scx_tick-halfcores) cmd=("$BIN/scx_tick" --tick-cgroup tick --tick-cpus "$tick_cpus") ;;
+    scx_tick-halfcores) cmd=("$BIN/scx_tick" --tick-cgroup tick --tick-cpus "$t") ;;
     *)
       if [[ ! -x "$PEER_DIR/bin/$s" ]]; then
         SKIP_WHY="not installed (cargo install failed, see peers-$s.log, or --no-peers)"
@@ -149,7 +149,7 @@ stop_sched() {
 # cyclictest in the standard headline run) under the running scheduler;
 # prints the record.
 run_once() {
-  local s=$1 sc=$2 n=$3 rep=$4 headline=$5 tick_cpus=$6 cg=$7 policy=() cyc_pol=other scx=0
+  local s=$1 sc=$2 n=$3 rep=$4 headline=$5 t=$6 cg=$7 policy=() cyc_pol=other scx=0
   local bg=() cyc_secs=$((SECS - 2 < 5 ? SECS - 2 : 5)) rec=()
   local tick_args=("${TICK_ARGS[@]}") dl_ms=$DL_RUNTIME_MS hogs=$((HOGS_PER_CPU * VCPUS)) storm=1
   case "$sc" in
@@ -206,7 +206,7 @@ run_once() {
     bpftool -j prog show >bpf-after.json
     cat "/proc/$SCHED_PID/stat" >sched-after.stat 2>/dev/null || true
   fi
-  rec=(--vcpus "$VCPUS" --tick-cpus "$tick_cpus" --scheduler "$s" --scenario "$sc" --rep "$rep"
+  rec=(--vcpus "$VCPUS" --t "$t" --scheduler "$s" --scenario "$sc" --rep "$rep"
     --runners "$n" --duration-s "$SECS")
   if [[ $headline -eq 1 ]]; then rec+=(--headline); fi
   if [[ $tl_rc -ne 0 ]]; then

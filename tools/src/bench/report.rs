@@ -71,8 +71,9 @@ impl Scenario {
 pub struct RunRecord {
     pub vcpus: usize,
     /// T, the scenarios' unit of runners: half the guest's cores (scx_tick's
-    /// default tick CPU count until 2026-11-25; the name stays for old records)
-    pub tick_cpus: usize,
+    /// default tick CPU count until 2026-11-25, when records named it so)
+    #[serde(alias = "tick_cpus")]
+    pub t: usize,
     pub scheduler: String,
     #[serde(default)]
     pub scenario: Scenario,
@@ -250,7 +251,7 @@ pub fn scenario_table(records: &[RunRecord], vcpus: usize, scenario: Scenario) -
     let _ = writeln!(
         s,
         "{} vCPUs, T = {}, {} runners, {} s per run, median (min-max) of up to {} run(s):\n",
-        vcpus, any.tick_cpus, any.runners, any.duration_s, reps
+        vcpus, any.t, any.runners, any.duration_s, reps
     );
     let bg = scenario.has_background();
     s.push_str(
@@ -319,7 +320,7 @@ pub fn headline_table(records: &[RunRecord], vcpus: usize) -> String {
     let _ = writeln!(
         s,
         "{} vCPUs, T = {}, {} runners, {} s per run, medians:\n",
-        vcpus, any.tick_cpus, any.runners, any.duration_s
+        vcpus, any.t, any.runners, any.duration_s
     );
     s.push_str(
         "| scheduler | miss % | x EEVDF | p99 start lateness ms | x EEVDF | MSPT p99 ms | x EEVDF \
@@ -640,11 +641,11 @@ pub fn targets(records: &[RunRecord], vcpus: usize) -> Vec<(String, Target)> {
         t,
     ));
     // T is the guest's, the same in every record of this vCPU count
-    let tick_cpus = records
+    let unit = records
         .iter()
-        .find(|r| r.vcpus == vcpus && r.skipped.is_none() && r.tick_cpus > 0)
-        .map(|r| r.tick_cpus);
-    let t = match tick_cpus {
+        .find(|r| r.vcpus == vcpus && r.skipped.is_none() && r.t > 0)
+        .map(|r| r.t);
+    let t = match unit {
         Some(tc) => {
             let n = 4 * tc;
             match (miss(TICK, Cell::Runners(n)), miss(FIFO, Cell::Runners(n))) {
@@ -755,7 +756,7 @@ mod tests {
     fn rec(sched: &str, runners: usize, headline: bool, miss: f64, p99: f64) -> RunRecord {
         RunRecord {
             vcpus: 4,
-            tick_cpus: 2,
+            t: 2,
             scheduler: sched.into(),
             runners,
             headline,

@@ -40,8 +40,9 @@ enum Cmd {
 struct RecordArgs {
     #[arg(long)]
     vcpus: usize,
+    /// T, the scenarios' unit of runners (half the guest's cores)
     #[arg(long)]
-    tick_cpus: usize,
+    t: usize,
     #[arg(long)]
     scheduler: String,
     #[arg(long, value_enum, default_value_t = Scenario::Standard)]
@@ -91,7 +92,7 @@ fn read(p: &Path) -> Result<String> {
 fn record(a: &RecordArgs) -> Result<()> {
     let mut r = RunRecord {
         vcpus: a.vcpus,
-        tick_cpus: a.tick_cpus,
+        t: a.t,
         scheduler: a.scheduler.clone(),
         scenario: a.scenario,
         rep: a.rep,
