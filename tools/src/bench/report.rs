@@ -646,8 +646,8 @@ pub fn targets(records: &[RunRecord], vcpus: usize) -> Vec<(String, Target)> {
         .find(|r| r.vcpus == vcpus && r.skipped.is_none() && r.t > 0)
         .map(|r| r.t);
     let t = match unit {
-        Some(tc) => {
-            let n = 4 * tc;
+        Some(unit) => {
+            let n = 4 * unit;
             match (miss(TICK, Cell::Runners(n)), miss(FIFO, Cell::Runners(n))) {
                 (Some(t), Some(f)) => Target {
                     verdict: Verdict::of(t <= f + 1.0),
