@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 11] = [
+const BREAKAGES: [&str; 13] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -20,6 +20,8 @@ const BREAKAGES: [&str; 11] = [
     "hometurn",
     "nicestall",
     "nospill",
+    "waketicks",
+    "notickreplenish",
 ];
 
 fn main() {

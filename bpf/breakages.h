@@ -45,4 +45,12 @@
 #define SCX_TICK_BREAK_NICESTALL 0   /* a low-weight task's fair-queue debt is not capped */
 #endif
 
+#ifndef SCX_TICK_BREAK_WAKETICKS
+#define SCX_TICK_BREAK_WAKETICKS 0   /* every wake-up starts a tick: no identity from the period grid */
+#endif
+
+#ifndef SCX_TICK_BREAK_NOTICKREPLENISH
+#define SCX_TICK_BREAK_NOTICKREPLENISH 0 /* a runner alone on its CPU past its deadline starts no next tick */
+#endif
+
 #endif /* __SCX_TICK_BREAKAGES_H */

@@ -108,13 +108,15 @@ struct miss_event {
 
 /*
  * Test-only decision trace (scx_tick --trace-decisions FILE): one poll of a
- * CPU for a runner, its inputs and its pick, or one check of ops.tick
- * whether the running runner yields, replayed through the model
- * (src/trace.rs: dispatch::poll, dispatch::poll_spill, dispatch::yields).
+ * CPU for a runner, its inputs and its pick, one check of ops.tick
+ * whether the running runner yields, or one runner's wake-up and the tick
+ * it belongs to, replayed through the model (src/trace.rs: dispatch::poll,
+ * dispatch::poll_spill, dispatch::yields, dispatch::wake).
  */
 enum trace_kind {
 	TRACE_POLL = 0,
 	TRACE_YIELD = 1,
+	TRACE_WAKEUP = 2,
 };
 
 enum trace_pick {
@@ -154,6 +156,14 @@ struct decision {
 	u64 ran;
 	u32 parked;         /* a runner waits parked in this CPU's local queue */
 	u32 yielded;        /* the decision: its slice ended */
+	/* TRACE_WAKEUP only: the tick in progress and the tick the wake-up belongs to */
+	u64 grid_before;    /* where the tick in progress started on the grid, 0: none */
+	u64 period_ns;
+	u64 rel_deadline_ns;
+	u64 grid_after;     /* the next tick's grid point, 0: the wake-up continues the tick */
+	u64 deadline_after; /* the deadline after the wake-up */
+	u64 tid;            /* the runner */
+	u64 work_done;      /* its tick had the CPU time its ticks usually take */
 };
 
 /* A tick group as userspace registers it, keyed by cgroup id. */

@@ -139,6 +139,7 @@ struct task_ctx {
 	bool stolen;        /* this tick started away from its home */
 	bool spill_stolen;  /* ops.select_cpu preempted another CPU for it: stolen once its tick starts */
 	u64 tick_start;     /* wake time, or grid time of a replenished tick */
+	u64 grid;           /* where the tick started on the group's period grid: its identity */
 	u64 deadline;       /* absolute deadline of the current tick */
 	u64 tick_runtime;   /* CPU time of the current tick so far */
 	u64 mspt;           /* EWMA of CPU time per tick (the seed's MSPT): predicts */
@@ -880,10 +881,15 @@ static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* A tick starts at @start with @deadline: counted, not yet on a CPU. */
-static void begin_tick(struct task_ctx *tctx, u64 start, u64 deadline, struct group_stats *gs)
+/*
+ * A tick starts at @start (@grid on the period grid) with @deadline:
+ * counted, not yet on a CPU.
+ */
+static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
+		       struct group_stats *gs)
 {
 	tctx->tick_start = start;
+	tctx->grid = grid;
 	tctx->deadline = deadline;
 	tctx->in_tick = true;
 	tctx->started = false;
@@ -894,11 +900,100 @@ static void begin_tick(struct task_ctx *tctx, u64 start, u64 deadline, struct gr
 		gs->ticks++;
 }
 
-/* A tick starts at a wake-up (or when a runnable task becomes a runner). */
-static void start_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
+/* The tick in progress had the CPU time its runner's ticks usually take. */
+static bool tick_done(struct task_ctx *tctx)
+{
+	return tctx->tick_runtime * 8 >= tctx->mspt * 7;
+}
+
+/*
+ * The tick a wake-up at @now belongs to, from the group's period grid
+ * (mirrors dispatch::wake(), which says why): 0 if it continues the tick
+ * in progress (a runner blocked mid-tick keeps its deadline), else where
+ * the next tick starts on the grid, also in @grid.
+ */
+static u64 grid_tick(struct task_ctx *tctx, u64 now, u64 *grid)
+{
+	u64 period = group_period(tctx->group), point, d;
+
+	if (period < MIN_RUNNER_SLICE_NS)
+		period = MIN_RUNNER_SLICE_NS;
+	*grid = now;
+	if (!tctx->grid || SCX_TICK_BREAK_WAKETICKS)
+		return now;
+	if (time_before(now, tctx->grid))
+		return 0;
+	d = now - tctx->grid;
+	if (d < period / 2 || (d < period - period / 8 && !tick_done(tctx)))
+		return 0;
+	if (d < period)
+		return now;
+	point = tctx->grid + (d + period / 2) / period * period;
+	if (now >= point && now - point <= period / 4)
+		*grid = point + (now - point) / 8;
+	return *grid;
+}
+
+/* The deadline a runner waking at @now would have, without a hint. */
+static u64 wake_deadline(struct task_ctx *tctx, u64 now)
+{
+	u64 grid;
+
+	if (tctx->in_tick || !grid_tick(tctx, now, &grid))
+		return tctx->deadline;
+	return now + group_deadline(tctx->group);
+}
+
+/*
+ * A tick starts (a wake-up outside the tick in progress, a runnable task
+ * that becomes a runner, a new thread) at @now, @grid on the grid.
+ */
+static void start_tick(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 grid)
 {
 	struct group_stats *gs = lookup_group_stats(tctx->group);
-	u64 deadline;
+	u64 deadline, hint;
+
+	learn_mspt(tctx);
+	hint = take_hint(p, tctx->group, now, gs);
+	if (hint)
+		grid = now;
+	deadline = hint ?: now + group_deadline(tctx->group);
+	begin_tick(tctx, now, grid, deadline, gs);
+}
+
+static struct decision *trace_begin(s32 me, struct cpu_ctx *cctx, u64 now);
+static void trace_end(struct cpu_ctx *cctx);
+
+/* --trace-decisions: a wake-up's tick, before (@grid_before) and after. */
+static __always_inline void trace_wake(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 grid_before,
+		       u64 grid_after, bool done)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
+	struct decision *d;
+
+	if (!trace_decisions || !cctx || !(d = trace_begin(-1, cctx, now)))
+		return;
+	d->kind = TRACE_WAKEUP;
+	d->grid_before = grid_before;
+	d->period_ns = group_period(tctx->group);
+	d->rel_deadline_ns = group_deadline(tctx->group);
+	d->grid_after = grid_after;
+	d->deadline_after = tctx->deadline;
+	d->tid = p->pid;
+	d->work_done = done;
+	trace_end(cctx);
+}
+
+/*
+ * A runner wakes: it continues the tick in progress (blocked mid-tick on a
+ * lock, a condition variable, a receive timeout: same tick, same deadline,
+ * not counted again; a hint it published since starts a new one when it
+ * runs) or starts the next tick on the grid.
+ */
+static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	u64 grid, before = tctx->grid;
+	bool done = tick_done(tctx);
 
 	if (tctx->last_wake) {
 		u64 interval = elapsed(now, tctx->last_wake);
@@ -907,9 +1002,28 @@ static void start_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 			(tctx->wake_interval * 3 + interval) / 4 : interval;
 	}
 	tctx->last_wake = now;
-	tctx->tick_runtime = 0;
-	deadline = take_hint(p, tctx->group, now, gs) ?: now + group_deadline(tctx->group);
-	begin_tick(tctx, now, deadline, gs);
+	if (has_hint_slot(p, tctx->group)) {
+		/* a runner that publishes hints: a new hint is a new tick, nothing else */
+		struct group_stats *gs = lookup_group_stats(tctx->group);
+		u64 hint = take_hint(p, tctx->group, now, gs);
+
+		if (hint) {
+			learn_mspt(tctx);
+			begin_tick(tctx, now, now, hint, gs);
+		} else {
+			tctx->in_tick = true;
+			tctx->tick_start = now;
+		}
+		return;
+	}
+	if (!grid_tick(tctx, now, &grid)) {
+		tctx->in_tick = true;
+		tctx->tick_start = now; /* start lateness and stealing count from here */
+		trace_wake(p, tctx, now, before, 0, done);
+		return;
+	}
+	start_tick(p, tctx, now, grid);
+	trace_wake(p, tctx, now, before, tctx->grid, done);
 }
 
 /*
@@ -924,6 +1038,8 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
 	struct group_stats *gs = lookup_group_stats(tctx->group);
 	u64 period = group_period(tctx->group), k, hint;
+	/* a tick off the grid (a new thread's) puts the grid at its start */
+	u64 grid = tctx->grid ?: tctx->tick_start;
 
 	account_miss(p, tctx, now);
 	if (period < MIN_RUNNER_SLICE_NS)
@@ -936,11 +1052,11 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now)
 			return;
 		}
 		learn_mspt(tctx);
-		begin_tick(tctx, now, hint, gs);
+		begin_tick(tctx, now, now, hint, gs);
 		return;
 	}
 	learn_mspt(tctx);
-	begin_tick(tctx, tctx->tick_start + k * period, tctx->deadline + k * period, gs);
+	begin_tick(tctx, grid + k * period, grid + k * period, tctx->deadline + k * period, gs);
 }
 
 static void count_stolen(struct task_ctx *tctx)
@@ -971,7 +1087,7 @@ static void take_hint_mid_run(struct task_struct *p, struct task_ctx *tctx, u64 
 		return;
 	account_miss(p, tctx, now);
 	learn_mspt(tctx);
-	begin_tick(tctx, now, hint, gs);
+	begin_tick(tctx, now, now, hint, gs);
 }
 
 static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
@@ -981,8 +1097,11 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	s32 home, cpu;
 
 	if (!tctx->in_tick)
-		/* became a runner while runnable, or a new thread: its tick starts now */
-		start_tick(p, tctx, now);
+		/*
+		 * became a runner while runnable, or a new thread: its tick
+		 * starts now, off the grid (its first wake-up starts the next)
+		 */
+		start_tick(p, tctx, now, 0);
 	tctx->runner = true;
 
 	/* an affinity without tick CPUs: still a runner, on the CPUs it is allowed */
@@ -1083,8 +1202,8 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	if (home < 0)
 		return prev_cpu;
 	now = clock_now();
-	/* the tick this wake-up starts (ops.runnable takes its hint, if any) */
-	key = now + group_deadline(tctx->group);
+	/* the tick this wake-up starts or continues (ops.runnable takes its hint, if any) */
+	key = wake_deadline(tctx, now) + tctx->tick_runtime;
 	wait = wait_at(home, key, now);
 	if (!wait && !home_runs_runner(home))
 		return home;
@@ -1488,6 +1607,36 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	}
 }
 
+/*
+ * The slice ends at the deadline: then the next tick competes again
+ * (replenish). Mirrors dispatch::runner_slice().
+ */
+static u64 runner_slice(struct task_ctx *tctx, u64 now)
+{
+	u64 slice = elapsed(tctx->deadline, now);
+
+	return slice > MIN_RUNNER_SLICE_NS ? slice : MIN_RUNNER_SLICE_NS;
+}
+
+/*
+ * Other work lent a tick CPU ends run_tasks_buffer before the next runner
+ * wakes (see tick_running). The kernel refills the slice of the only
+ * runnable task without ops.running, past that window: clip it here.
+ */
+static void lend_tick(struct task_struct *p, struct cpu_ctx *cctx, u64 now)
+{
+	u64 window;
+
+	if (SCX_TICK_BREAK_NOLEND || time_before(now, cctx->share_until) ||
+	    tick_index(scx_bpf_task_cpu(p)) < 0)
+		return;
+	window = lend_window(cctx, now);
+	if (window < MIN_LEND_NS)
+		window = MIN_LEND_NS;
+	if (p->scx.slice > window)
+		p->scx.slice = window;
+}
+
 /* Is @head (a queue's head, or NULL) a runner with a key before @key, allowed on @cpu? */
 static bool goes_before(struct task_struct *head, u64 key, s32 cpu)
 {
@@ -1535,10 +1684,31 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	u64 now, ran, key;
 	bool parked, yield, tick_cpu;
 
-	if (!tctx || !cctx || !tctx->runner)
+	if (!tctx || !cctx)
 		return;
 	now = clock_now();
+	if (!tctx->runner) {
+		lend_tick(p, cctx, now);
+		return;
+	}
 	ran = elapsed(now, tctx->run_start);
+	/*
+	 * Still running at its deadline. The kernel refills the slice of the
+	 * only runnable task on a CPU without ops.stopping/ops.running (no
+	 * SCX_OPS_ENQ_LAST), so a runner alone on its CPU would run on in one
+	 * endless tick: its next tick starts here, on the grid, as it would
+	 * at the end of its slice (replenish).
+	 */
+	if (tctx->in_tick && !time_before(now, tctx->deadline) && !SCX_TICK_BREAK_NOTICKREPLENISH) {
+		tctx->tick_runtime += ran;
+		tctx->run_start = now;
+		ran = 0;
+		replenish(p, tctx, now);
+		cctx->running_key = queue_key(tctx);
+		cctx->running_left = tctx->mspt;
+		cctx->running_since = now;
+		p->scx.slice = runner_slice(tctx, now);
+	}
 	if (ran < RUNNER_QUANTUM_NS)
 		return;
 	key = runner_key(tctx, ran);
@@ -1573,7 +1743,7 @@ void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
 	 */
 	if (!tctx || !(enq_flags & SCX_ENQ_WAKEUP) || classify(p, tctx) < 0)
 		return;
-	start_tick(p, tctx, clock_now());
+	wake_tick(p, tctx, clock_now());
 	if (tctx->spill_stolen) {
 		/* cleared here: a wake-up without ops.select_cpu (one allowed CPU) sets none */
 		tctx->spill_stolen = false;
@@ -1597,17 +1767,6 @@ static void account_start(struct task_ctx *tctx, u64 now)
 	gs->lateness_sum_ns += lateness;
 	if (lateness > gs->lateness_max_ns)
 		gs->lateness_max_ns = lateness;
-}
-
-/*
- * The slice ends at the deadline: then the next tick competes again
- * (replenish). Mirrors dispatch::runner_slice().
- */
-static u64 runner_slice(struct task_ctx *tctx, u64 now)
-{
-	u64 slice = elapsed(tctx->deadline, now);
-
-	return slice > MIN_RUNNER_SLICE_NS ? slice : MIN_RUNNER_SLICE_NS;
 }
 
 void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
@@ -1714,10 +1873,12 @@ void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)
 	if (!tctx || !tctx->in_tick || !(deq_flags & SCX_DEQ_SLEEP))
 		return;
 
-	/* the tick ends */
+	/*
+	 * It sleeps: late already, the tick is missed; a wake-up inside it
+	 * continues it (wake_tick), so its CPU time and deadline stay.
+	 */
 	now = clock_now();
 	account_miss(p, tctx, now);
-	learn_mspt(tctx);
 	tctx->in_tick = false;
 	if (!tctx->runner)
 		return;

@@ -19,7 +19,8 @@ SUDO=""
 # Packages from bookworm itself (the host's own suite: never upgrades libc).
 HOST_PKGS=(clang-19 llvm-19 libclang1-19 libelf-dev zlib1g-dev pkg-config libseccomp-dev
   busybox-static cpio xz-utils stress-ng rt-tests procps kmod python3
-  python3-venv udev systemd)
+  python3-venv udev systemd
+  minetest-server) # a real tick server for the scenarios (tests/servers/minetest.sh)
 # Newer tools from bookworm-backports (built against bookworm's libc).
 BPO_PKGS=(qemu-system-x86 bpftool)
 

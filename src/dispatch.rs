@@ -315,6 +315,71 @@ pub fn replenish(tick_start: u64, deadline: u64, period: u64, now: u64) -> (u64,
     (tick_start + k * period, deadline + k * period)
 }
 
+/// What a runner's wake-up is to its ticks ([`wake`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// Inside the tick in progress: the same tick, its deadline kept, not
+    /// counted again (a server blocked mid-tick on a lock, a condition
+    /// variable or a receive timeout).
+    Continues,
+    /// The next tick: its place on the group's period grid and its deadline.
+    Starts { grid: u64, deadline: u64 },
+}
+
+/// A tick's identity comes from the group's period grid, not from each
+/// wake-up (BPF: `grid_tick()`). `grid`: where the runner's tick in
+/// progress started on the grid (None: it has none yet, or its tick did
+/// not start at a wake-up: a new thread's); `done`: the tick has had the
+/// CPU time its ticks usually take (7/8 of the runner's MSPT). Measured
+/// from `grid`, a wake-up
+/// - in the first half of the period continues the tick (blocked mid-tick
+///   on a lock, a condition variable, a receive timeout);
+/// - in the second half continues it too, unless its work looks done or
+///   the wake-up is within an eighth of a period of the next grid point
+///   (clocks read on different CPUs differ by a millisecond or two): then
+///   it starts the next tick, early, and the phase moves to it;
+/// - later, within a quarter period after a grid point, starts the next
+///   tick there (a timer that fired late moves the phase an eighth of the
+///   way);
+/// - else starts a tick at the wake-up (the runner changed its phase).
+///
+/// Whatever the grid, a new tick's deadline is its wake-up plus the
+/// relative deadline: the grid decides which wake-ups are ticks, and never
+/// makes a deadline earlier than the wake-up's own. (A late tick blocked
+/// across its deadline and woken just after a grid point is taken for the
+/// next tick: its miss is not counted.)
+pub fn wake(grid: Option<u64>, period: u64, rel_deadline: u64, now: u64, done: bool) -> Wake {
+    let period = period.max(MIN_RUNNER_SLICE_NS);
+    let starts = |grid: u64| Wake::Starts {
+        grid,
+        deadline: now + rel_deadline,
+    };
+    let Some(grid) = grid else {
+        return starts(now);
+    };
+    if now < grid {
+        return Wake::Continues; // a tick that started early on the grid
+    }
+    let d = now - grid;
+    if d < period / 2 || (d < period - period / 8 && !done) {
+        return Wake::Continues;
+    }
+    if d < period {
+        return starts(now);
+    }
+    let point = grid + (d + period / 2) / period * period;
+    if now >= point && now - point <= period / 4 {
+        return starts(point + (now - point) / 8);
+    }
+    starts(now)
+}
+
+/// Has the tick in progress had the CPU time its runner's ticks usually
+/// take ([`wake`]'s `done`)? With no history yet, yes.
+pub fn tick_done(tick_runtime: u64, mspt: u64) -> bool {
+    tick_runtime * 8 >= mspt * 7
+}
+
 /// Other work's share of a CPU that runners keep busy (bpf/intf.h): at
 /// most 5 % of it, as the kernel's RT throttling leaves.
 pub const OTHER_SHARE_PERIOD_NS: u64 = crate::bpf::intf::tick_consts_OTHER_SHARE_PERIOD_NS as u64;
@@ -373,6 +438,88 @@ pub fn yields(key: u64, ran: u64, queued: Option<u64>, global: Option<u64>, park
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wake_up_inside_the_tick_keeps_its_deadline_and_the_next_tick_stays_on_the_grid() {
+        const P: u64 = 50_000_000;
+        const D: u64 = 40_000_000;
+        let g = 1_000 * P;
+        let at = |grid, now| Wake::Starts {
+            grid,
+            deadline: now + D,
+        };
+        let w = |now, done| wake(Some(g), P, D, now, done);
+        assert_eq!(
+            wake(None, P, D, g + 7, false),
+            at(g + 7, g + 7),
+            "the first tick starts at its wake-up"
+        );
+        // blocked mid-tick: the same tick, however often
+        for d in [0, 1, P / 2 - 1] {
+            assert_eq!(w(g + d, true), Wake::Continues, "{d}");
+        }
+        for d in [P / 2, P - P / 8 - 1] {
+            assert_eq!(w(g + d, false), Wake::Continues, "{d}: work left");
+            assert_eq!(
+                w(g + d, true),
+                at(g + d, g + d),
+                "{d}: work done, an early next tick"
+            );
+        }
+        // just before the next grid point: the next tick, early, done or not
+        for done in [false, true] {
+            assert_eq!(w(g + P - P / 8, done), at(g + P - P / 8, g + P - P / 8));
+            assert_eq!(w(g + P - 1, done), at(g + P - 1, g + P - 1));
+        }
+        // a grid point in the future (a tick that started early): still that tick
+        assert_eq!(w(g - 1, true), Wake::Continues);
+        // the next tick on the grid: a late timer moves the phase an eighth of the way
+        for done in [false, true] {
+            assert_eq!(w(g + P, done), at(g + P, g + P));
+            assert_eq!(w(g + P + P / 4, done), at(g + P + P / 32, g + P + P / 4));
+            // idle for ticks: the grid point before it
+            assert_eq!(w(g + 7 * P + 8, done), at(g + 7 * P + 1, g + 7 * P + 8));
+            // far from every grid point: the runner changed its phase
+            for now in [g + P + P / 4 + 1, g + 3 * P - P / 4] {
+                assert_eq!(w(now, done), at(now, now));
+            }
+        }
+        assert!(tick_done(0, 0) && tick_done(7, 8) && !tick_done(6, 8));
+    }
+
+    #[test]
+    fn every_wake_up_is_one_tick_or_part_of_one_and_ticks_follow_the_period() {
+        // a runner that wakes w times per period, at its tick (the timer
+        // up to P/4 late) and then mid-tick with work left: one tick per
+        // period, never two, each deadline from its wake-up
+        const P: u64 = 50_000_000;
+        let mut seed = 0x9e37_79b9_u64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for w in 1..5u64 {
+            let (mut grid, mut ticks) = (None, 0);
+            for t in 0..200u64 {
+                // clocks of different CPUs: up to P/16 early
+                let tick = 1_000 * P + t * P + rnd(P / 4) - P / 16;
+                let mut wakes = vec![(tick, true)];
+                wakes.extend((1..w).map(|_| (tick + 1 + rnd(P * 3 / 4), false)));
+                wakes.sort();
+                for (now, done) in wakes {
+                    if let Wake::Starts { grid: g, deadline } = wake(grid, P, P, now, done) {
+                        assert_eq!(deadline, now + P);
+                        assert!(g <= now && now - g <= P / 4 + P / 16, "{g} {now}");
+                        grid = Some(g);
+                        ticks += 1;
+                    }
+                }
+            }
+            assert_eq!(ticks, 200, "{w} wake-ups per period");
+        }
+    }
 
     #[test]
     fn a_runner_preempts_other_work_and_later_deadlines_only() {

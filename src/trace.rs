@@ -2,10 +2,12 @@
 //! records every poll of a CPU for a runner (its inputs: the queue heads it
 //! saw, its steal cursor; and its pick) and every check of `ops.tick`
 //! whether a runner yields its CPU (the heads, its key, whether a runner is
-//! parked there; and the decision), and this replays each through the
-//! model: `dispatch::poll` on a tick CPU, `dispatch::poll_spill` on any
-//! other, `dispatch::yields` for the checks. No disagreement means the BPF
-//! policy decides what `src/dispatch.rs` says it does.
+//! parked there; and the decision), every wake-up of a runner (its tick
+//! in progress on the grid, and the tick the wake-up belongs to), and this
+//! replays each through the model: `dispatch::poll` on a tick CPU,
+//! `dispatch::poll_spill` on any other, `dispatch::yields` for the checks,
+//! `dispatch::wake` for the wake-ups. No disagreement means the BPF policy
+//! decides what `src/dispatch.rs` says it does.
 
 use std::cell::Cell;
 use std::fs::File;
@@ -15,10 +17,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::bpf::intf::{
-    decision, trace_head, trace_kind_TRACE_YIELD, trace_pick_TRACE_GLOBAL, trace_pick_TRACE_LOCAL,
-    trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
+    decision, trace_head, trace_kind_TRACE_WAKEUP, trace_kind_TRACE_YIELD, trace_pick_TRACE_GLOBAL,
+    trace_pick_TRACE_LOCAL, trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
 };
-use crate::dispatch::{self, Head, MAX_PROBES, Pick, Policy};
+use crate::dispatch::{self, Head, MAX_PROBES, Pick, Policy, Wake};
 
 /// The BPF ring buffer's size while tracing: room for ~40,000 decisions
 /// between two reads (every 100 ms).
@@ -76,10 +78,44 @@ pub enum Model {
     /// A tick CPU steals a candidate even when its own head is late enough
     /// to be stolen (replayed as if its own head had just woken).
     StealOverLateLocal,
+    /// Every wake-up starts a tick (no identity from the period grid).
+    WakeTicks,
 }
 
 fn is_yield_check(d: &decision) -> bool {
     d.kind == trace_kind_TRACE_YIELD
+}
+
+pub fn is_wake(d: &decision) -> bool {
+    d.kind == trace_kind_TRACE_WAKEUP
+}
+
+/// Replay one wake-up of a runner: does it continue its tick, or start the
+/// next one where the model says? (Runners that publish deadline hints
+/// start ticks with their hints, and are not traced here.)
+fn replay_wake(d: &decision, model: Model) -> Result<(), String> {
+    let grid = (d.grid_before != 0 && model != Model::WakeTicks).then_some(d.grid_before);
+    let want = dispatch::wake(
+        grid,
+        d.period_ns,
+        d.rel_deadline_ns,
+        d.now,
+        d.work_done != 0,
+    );
+    let bpf = match d.grid_after {
+        0 => Wake::Continues,
+        g => Wake::Starts {
+            grid: g,
+            deadline: d.deadline_after,
+        },
+    };
+    if want != bpf {
+        return Err(format!(
+            "a runner waking at {} in its tick at {:?} (period {}, deadline {}): BPF {bpf:?}, the model {want:?}",
+            d.now, grid, d.period_ns, d.rel_deadline_ns
+        ));
+    }
+    Ok(())
 }
 
 /// Replay one check of `ops.tick`: does the running runner yield?
@@ -133,6 +169,9 @@ fn bpf_pick(d: &decision) -> Option<Pick> {
 pub fn replay_one(d: &decision, model: Model) -> Result<(), String> {
     if is_yield_check(d) {
         return replay_yield(d, model);
+    }
+    if is_wake(d) {
+        return replay_wake(d, model);
     }
     let policy = Policy {
         work_stealing: d.work_stealing != 0,
@@ -219,6 +258,9 @@ pub struct Replay {
     pub yield_checks: u64,
     pub yielded: u64,
     pub parked: u64,
+    /// Wake-ups of runners, and how many continued their tick.
+    pub wakes: u64,
+    pub continued: u64,
     pub raced: u64,
     pub disagreements: u64,
     /// The first few, described.
@@ -233,6 +275,9 @@ pub fn replay(trace: &[decision], model: Model) -> Replay {
             r.yield_checks += 1;
             r.yielded += u64::from(d.yielded != 0);
             r.parked += u64::from(d.parked != 0);
+        } else if is_wake(d) {
+            r.wakes += 1;
+            r.continued += u64::from(d.grid_after == 0);
         } else if let Some(n) = r.picks.get_mut(d.pick as usize) {
             *n += 1;
         }

@@ -3,13 +3,15 @@
 # (runners homed on one tick CPU, CPU hogs everywhere, so runners wait,
 # are stolen and spill over), scx_tick --trace-decisions records every
 # poll of a CPU for a runner, its inputs and its pick, and every check of
-# ops.tick whether a runner yields its CPU, and tracereplay replays each
-# through dispatch::poll / poll_spill / yields: no disagreement, with work
+# ops.tick whether a runner yields its CPU, and every wake-up of a runner
+# and the tick it belongs to, and tracereplay replays each through
+# dispatch::poll / poll_spill / yields / wake: no disagreement, with work
 # stealing, with --no-work-stealing (the shared queue), and with more
 # runners than the tick CPUs hold on an idle machine (spill-overs, where
-# runners get parked behind others). The replay can fail: the same traces
-# through a model that steals without waiting for the threshold, or that
-# gives a parked runner no turn, disagree.
+# runners get parked behind others), and with runners that block mid-tick.
+# The replay can fail: the same traces through a model that steals without
+# waiting for the threshold, that gives a parked runner no turn, or that
+# starts a tick at every wake-up, disagree.
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 
@@ -17,7 +19,7 @@ trace_case() { # name, hogs, runners, work ms, scx flags...
   local name=$1 hogs=$2 n=$3 work=$4 pid=""; shift 4
   start_scx --trace-decisions "$WORK/$name.trace" "$@"
   if ((hogs > 0)); then stress-ng --cpu "$hogs" --timeout 8s >/dev/null 2>&1 & pid=$!; fi
-  "$TICKLOAD" -n "$n" --period-ms 50 --work-ms "$work" --duration-s 6 --cgroup "$CG" >/dev/null || fail "$name: tickload failed"
+  "$TICKLOAD" -n "$n" --period-ms 50 --work-ms "$work" --duration-s 6 --cgroup "$CG" "${LOAD_EXTRA[@]}" >/dev/null || fail "$name: tickload failed"
   [[ -z "$pid" ]] || wait "$pid"
   stop_scx INT
   [[ $SCX_RC -eq 0 ]] || fail "$name: exit status $SCX_RC"
@@ -26,7 +28,8 @@ trace_case() { # name, hogs, runners, work ms, scx flags...
   note "$name: $(head -1 "$WORK/$name.replay")"
 }
 # "replayed N decisions (local L, global G, steal S, nothing X; raced R;
-# yield checks C, yielded Y, parked P) ..."
+# yield checks C, yielded Y, parked P; wakes W, continued K) ..."
+LOAD_EXTRA=()
 count() { head -1 "$WORK/$1.replay" | sed -E "s/(^|.*[ (;])$2 ([0-9]+).*/\2/"; }
 
 HOMED=(--tick-cpus 1,2 --tick-cgroup "tick,cpus=1")
@@ -43,6 +46,13 @@ trace_case shared 4 4 10 "${HOMED[@]}" --no-work-stealing
 trace_case heavy 0 6 20 --tick-cpus 2 --tick-cgroup tick
 (($(count heavy parked) > 0)) || fail "no yield check saw a parked runner: the parked turn was not checked"
 
+# each tick blocked twice mid-tick (1 ms sleeps), beside hogs
+LOAD_EXTRA=(--blocks 2)
+trace_case blocking 2 3 8 --tick-cpus 1,2 --tick-cgroup tick
+LOAD_EXTRA=()
+(($(count blocking continued) > 0)) || fail "no wake-up continued its tick: the grid identity was not checked"
+(($(count blocking wakes) > $(count blocking continued))) || fail "no wake-up started a tick"
+
 # A deliberately altered model must disagree with BPF on trace $2, or the
 # replay could not tell that rule ($3: what the altered model does).
 altered() {
@@ -58,4 +68,6 @@ altered no-parked-turn heavy "a runner parked behind another gets no turn"
 altered home-turns heavy "spilled runners take turns with their homes' queues"
 # tick CPUs whose own head was late served it instead of stealing
 altered steal-over-late-local heavy "a tick CPU steals while its own head is late enough to be stolen"
+# runners blocked mid-tick came back inside their ticks
+altered wake-ticks blocking "every wake-up starts a tick"
 check_dmesg_clean

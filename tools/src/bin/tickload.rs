@@ -81,6 +81,12 @@ struct Args {
     /// one whose work exceeds the period, never sleeps).
     #[arg(long)]
     game_server: bool,
+    /// Block this many times in the middle of each tick (a 1 ms sleep
+    /// between equal parts of its work), as a server's loop does on a
+    /// lock, a condition variable or a receive timeout: one tick, several
+    /// wake-ups.
+    #[arg(long, default_value_t = 0)]
+    blocks: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -144,6 +150,19 @@ struct Plan {
     end: u64,
     hint: Option<scx_tick_hint::DeadlineHint>,
     game_server: bool,
+    blocks: u32,
+}
+
+/// A tick's work, in `blocks + 1` equal parts with a 1 ms sleep between
+/// them. Returns the longest stall (see [`burn`]).
+fn work_blocking(ns: u64, blocks: u32) -> u64 {
+    let parts = u64::from(blocks) + 1;
+    let mut stall = burn(ns / parts);
+    for _ in 0..blocks {
+        std::thread::sleep(Duration::from_millis(1));
+        stall = stall.max(burn(ns / parts));
+    }
+    stall
 }
 
 /// One runner: tick until `end`; the log of its ticks, the CPUs they
@@ -165,7 +184,7 @@ fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>, u64) 
         let begin = clock_ns(libc::CLOCK_MONOTONIC);
         // SAFETY: no arguments.
         let cpu = unsafe { libc::sched_getcpu() };
-        let stall = burn(plan.work.sample(&mut rng));
+        let stall = work_blocking(plan.work.sample(&mut rng), plan.blocks);
         let done = clock_ns(libc::CLOCK_MONOTONIC);
         ticks.push(Tick {
             due_ns: next,
@@ -247,6 +266,7 @@ fn run(a: Args) -> Result<()> {
             let rng = Rng::new(a.seed.wrapping_add(k as u64));
             let want_hint = a.hint;
             let game_server = a.game_server;
+            let blocks = a.blocks;
             std::thread::Builder::new()
                 .name(name.clone())
                 .spawn(move || {
@@ -274,6 +294,7 @@ fn run(a: Args) -> Result<()> {
                             end,
                             hint,
                             game_server,
+                            blocks,
                         };
                         (name, run_ticks(&plan, rng))
                     })

@@ -18,6 +18,8 @@ enum Alter {
     HomeTurns,
     /// The model has a tick CPU steal even when its own head is late enough to be stolen.
     StealOverLateLocal,
+    /// The model starts a tick at every wake-up (no identity from the period grid).
+    WakeTicks,
 }
 
 #[derive(Debug, Parser)]
@@ -31,6 +33,11 @@ struct Args {
     /// Replay through a deliberately altered model (it must disagree).
     #[arg(long)]
     alter: Option<Alter>,
+    /// Print every runner wake-up first: tid, time, its tick's grid point
+    /// before, the next tick's (0: the wake-up continued its tick), the
+    /// deadline after (ns).
+    #[arg(long)]
+    wakes: bool,
 }
 
 fn main() -> Result<()> {
@@ -43,14 +50,31 @@ fn main() -> Result<()> {
         Some(Alter::NoParkedTurn) => Model::NoParkedTurn,
         Some(Alter::HomeTurns) => Model::HomeTurns,
         Some(Alter::StealOverLateLocal) => Model::StealOverLateLocal,
+        Some(Alter::WakeTicks) => Model::WakeTicks,
     };
-    let r = trace::replay(&trace::parse(&bytes), model);
+    let records = trace::parse(&bytes);
+    if args.wakes {
+        for d in records.iter().filter(|d| trace::is_wake(d)) {
+            println!(
+                "wake {} {} {} {} {}",
+                d.tid, d.now, d.grid_before, d.grid_after, d.deadline_after
+            );
+        }
+    }
+    let r = trace::replay(&records, model);
     let [local, global, steal, nothing] = r.picks;
     println!(
         "replayed {} decisions (local {local}, global {global}, steal {steal}, nothing {nothing}; \
-         raced {}; yield checks {}, yielded {}, parked {}) through the model ({model:?}): \
-         {} disagreements",
-        r.decisions, r.raced, r.yield_checks, r.yielded, r.parked, r.disagreements
+         raced {}; yield checks {}, yielded {}, parked {}; wakes {}, continued {}) \
+         through the model ({model:?}): {} disagreements",
+        r.decisions,
+        r.raced,
+        r.yield_checks,
+        r.yielded,
+        r.parked,
+        r.wakes,
+        r.continued,
+        r.disagreements
     );
     for e in &r.examples {
         println!("  {e}");
