@@ -31,15 +31,22 @@ phase idle
 stress-ng --cpu 8 --timeout 300s >/dev/null 2>&1 &
 sleep 1
 phase eevdf
+t0=$(date +%s.%N)
 start_scx --tick-threads "mt,process=^minetestserver\$"
 sleep 1
-from=$(mt_mark)
 phase scx
 stop_scx INT
+t1=$(date +%s.%N)
 [[ $SCX_RC -eq 0 ]] || fail "scx_tick exit status $SCX_RC"
 grep "scx_tick summary: mt:" "$WORK/scx.out" | sed 's/^/# /'
 read_totals
-note "scx_tick counted $tot_ticks ticks and $tot_misses misses; the servers made $(mt_late "$from" "$(mt_mark)" $STEP_MS | cut -d' ' -f1-2 | sed 's/ / steps, late /') from its start to its end"
+python3 - "$tot_ticks" "$tot_misses" "$scx_steps" "$scx_late" "$SECS" "$t0" "$t1" <<'PY'
+import sys
+t, m, s, l, secs, t0, t1 = map(float, sys.argv[1:])
+run = t1 - t0  # scx_tick ran from t0 to t1; the servers' steps are of the SECS-long phase
+print(f"# scx_tick counted {t / run:.1f} ticks/s and {m / run:.1f} misses/s for the 4 servers; "
+      f"they made {s / secs:.1f} steps/s, {l / secs:.1f} of them late (ticks per step {t / run / (s / secs):.2f})")
+PY
 ((eevdf_late * 100 >= eevdf_steps * 5)) || fail "the hogs did not hurt the servers under EEVDF ($eevdf_late of $eevdf_steps late): nothing to compare"
 ((scx_late * eevdf_steps * 4 <= eevdf_late * scx_steps * 3)) \
   || fail "scx_tick: $(pct $scx_late $scx_steps) % of steps late, more than 0.75 x EEVDF's $(pct $eevdf_late $eevdf_steps) %"
