@@ -31,8 +31,8 @@ phase idle
 stress-ng --cpu 8 --timeout 300s >/dev/null 2>&1 &
 sleep 1
 phase eevdf
-t0=$(date +%s.%N)
 start_scx --tick-threads "mt,process=^minetestserver\$"
+t0=$(date +%s.%N) # attached: it counts from here
 sleep 1
 phase scx
 stop_scx INT
@@ -43,7 +43,7 @@ read_totals
 python3 - "$tot_ticks" "$tot_misses" "$scx_steps" "$scx_late" "$SECS" "$t0" "$t1" <<'PY'
 import sys
 t, m, s, l, secs, t0, t1 = map(float, sys.argv[1:])
-run = t1 - t0  # scx_tick ran from t0 to t1; the servers' steps are of the SECS-long phase
+run = t1 - t0  # scx_tick was attached from t0 to t1; the servers' steps are of the SECS-long phase
 print(f"# scx_tick counted {t / run:.1f} ticks/s and {m / run:.1f} misses/s for the 4 servers; "
       f"they made {s / secs:.1f} steps/s, {l / secs:.1f} of them late (ticks per step {t / run / (s / secs):.2f})")
 PY
