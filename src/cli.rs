@@ -32,6 +32,26 @@ pub enum Command {
     Tag(TagArgs),
     /// Move tagged threads out of their tick group again.
     Untag(TagArgs),
+    /// Watch a running server's threads and propose the tick group that
+    /// selects its tick threads (those that work every tick, and those that
+    /// wake at its tick rate).
+    Suggest(SuggestArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SuggestArgs {
+    /// The server's process id.
+    #[arg(long)]
+    pub pid: u32,
+    /// How long to watch it, in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    /// The server's tick period in ms.
+    #[arg(long, default_value_t = 50.0)]
+    pub period_ms: f64,
+    /// The name of the proposed tick group.
+    #[arg(long, default_value = "server")]
+    pub name: String,
 }
 
 #[derive(Debug, Args)]

@@ -24,6 +24,7 @@ pub mod pinning;
 pub mod report;
 pub mod startup;
 pub mod stats;
+pub mod suggest;
 pub mod tagging;
 pub mod topology;
 pub mod trace;

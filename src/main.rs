@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use scx_tick::{cli, loader, report, startup, tagging, userspace};
+use scx_tick::{cli, loader, report, startup, suggest, tagging, userspace};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         Some(cli::Command::CheckConfig(args)) => startup::check_config(args),
         Some(cli::Command::Tag(args)) => tagging::tag(args),
         Some(cli::Command::Untag(args)) => tagging::untag(args),
+        Some(cli::Command::Suggest(args)) => suggest::run(args),
     };
     cli::finish(result)
 }

@@ -32,10 +32,10 @@ server() { # RUNNERS START_DELAY_MS LATE_DELAY_MS SECONDS: a JVM in $GAME
   JVM=$!
 }
 CHILD=$GAME/scx_tick-world
-runner_tids() { # the JVM's threads named like Folia's region threads
+runner_tids() { # the JVM's threads named like current Folia's region threads
   local t
   for t in /proc/$JVM/task/*; do
-    if [[ "$(cat $t/comm 2>/dev/null)" == "Region Schedule" ]]; then basename $t; fi
+    if [[ "$(cat $t/comm 2>/dev/null)" == "Folia Region Sc" ]]; then basename $t; fi
   done | sort
 }
 # wait until N runners exist, then time how long until all are in the child

@@ -31,21 +31,24 @@ phase idle
 stress-ng --cpu 8 --timeout 300s >/dev/null 2>&1 &
 sleep 1
 phase eevdf
-start_scx --tick-threads "mt,process=^minetestserver\$"
-t0=$(date +%s.%N) # attached: it counts from here
+start_scx --tick-threads "mt,process=^minetestserver\$" --stats-json "$WORK/stats.jsonl"
 sleep 1
 phase scx
 stop_scx INT
-t1=$(date +%s.%N)
 [[ $SCX_RC -eq 0 ]] || fail "scx_tick exit status $SCX_RC"
 grep "scx_tick summary: mt:" "$WORK/scx.out" | sed 's/^/# /'
-read_totals
-python3 - "$tot_ticks" "$tot_misses" "$scx_steps" "$scx_late" "$SECS" "$t0" "$t1" <<'PY'
-import sys
-t, m, s, l, secs, t0, t1 = map(float, sys.argv[1:])
-run = t1 - t0  # scx_tick was attached from t0 to t1; the servers' steps are of the SECS-long phase
-print(f"# scx_tick counted {t / run:.1f} ticks/s and {m / run:.1f} misses/s for the 4 servers; "
-      f"they made {s / secs:.1f} steps/s, {l / secs:.1f} of them late (ticks per step {t / run / (s / secs):.2f})")
+# scx_tick's tick and miss rates over its steady seconds (the JSON lines
+# but the first and the last), against the servers' own in the phase
+python3 - "$WORK/stats.jsonl" "$scx_steps" "$scx_late" "$SECS" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][1:-1]
+s, l, secs = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+a, b = lines[0], lines[-1]
+dt = b["uptime_s"] - a["uptime_s"]
+rate = lambda k: (b["groups"]["mt"][k] - a["groups"]["mt"][k]) / dt
+print(f"# scx_tick counted {rate('ticks'):.1f} ticks/s and {rate('misses'):.1f} misses/s for the 4 servers; "
+      f"they made {s / secs:.1f} steps/s, {l / secs:.1f} of them late "
+      f"(ticks per step {rate('ticks') / (s / secs):.2f}, misses per late step {rate('misses') / max(l / secs, 0.01):.2f})")
 PY
 ((eevdf_late * 100 >= eevdf_steps * 5)) || fail "the hogs did not hurt the servers under EEVDF ($eevdf_late of $eevdf_steps late): nothing to compare"
 ((scx_late * eevdf_steps * 4 <= eevdf_late * scx_steps * 3)) \
