@@ -900,6 +900,13 @@ static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
 		gs->ticks++;
 }
 
+/* A hint starts a tick at @now with the published deadline. */
+static void begin_hinted_tick(struct task_ctx *tctx, u64 now, u64 hint, struct group_stats *gs)
+{
+	learn_mspt(tctx);
+	begin_tick(tctx, now, now, hint, gs);
+}
+
 /* The tick in progress had the CPU time its runner's ticks usually take. */
 static bool tick_done(struct task_ctx *tctx)
 {
@@ -1008,8 +1015,7 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 		u64 hint = take_hint(p, tctx->group, now, gs);
 
 		if (hint) {
-			learn_mspt(tctx);
-			begin_tick(tctx, now, now, hint, gs);
+			begin_hinted_tick(tctx, now, hint, gs);
 		} else {
 			tctx->in_tick = true;
 			tctx->tick_start = now;
@@ -1051,8 +1057,7 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now)
 			tctx->deadline += k * period;
 			return;
 		}
-		learn_mspt(tctx);
-		begin_tick(tctx, now, now, hint, gs);
+		begin_hinted_tick(tctx, now, hint, gs);
 		return;
 	}
 	learn_mspt(tctx);
@@ -1086,8 +1091,7 @@ static void take_hint_mid_run(struct task_struct *p, struct task_ctx *tctx, u64 
 	if (!hint)
 		return;
 	account_miss(p, tctx, now);
-	learn_mspt(tctx);
-	begin_tick(tctx, now, now, hint, gs);
+	begin_hinted_tick(tctx, now, hint, gs);
 }
 
 static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
@@ -1618,19 +1622,21 @@ static u64 runner_slice(struct task_ctx *tctx, u64 now)
 	return slice > MIN_RUNNER_SLICE_NS ? slice : MIN_RUNNER_SLICE_NS;
 }
 
-/*
- * Other work lent a tick CPU ends run_tasks_buffer before the next runner
- * wakes (see tick_running). The kernel refills the slice of the only
- * runnable task without ops.running, past that window: clip it here.
- */
-static void lend_tick(struct task_struct *p, struct cpu_ctx *cctx, u64 now)
+/* A runner has its CPU from @now: what the CPU runs, and its slice. */
+static void runner_on_cpu(struct task_struct *p, struct task_ctx *tctx, struct cpu_ctx *cctx,
+			  u64 now)
 {
-	u64 window;
+	cctx->running_key = queue_key(tctx);
+	cctx->running_left = tctx->mspt > tctx->tick_runtime ? tctx->mspt - tctx->tick_runtime : 0;
+	cctx->running_since = now;
+	p->scx.slice = runner_slice(tctx, now);
+}
 
-	if (SCX_TICK_BREAK_NOLEND || time_before(now, cctx->share_until) ||
-	    tick_index(scx_bpf_task_cpu(p)) < 0)
-		return;
-	window = lend_window(cctx, now);
+/* Other work on a tick CPU ends run_tasks_buffer before the next runner wakes. */
+static void clip_to_lend_window(struct task_struct *p, struct cpu_ctx *cctx, u64 now)
+{
+	u64 window = lend_window(cctx, now);
+
 	if (window < MIN_LEND_NS)
 		window = MIN_LEND_NS;
 	if (p->scx.slice > window)
@@ -1688,7 +1694,12 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		return;
 	now = clock_now();
 	if (!tctx->runner) {
-		lend_tick(p, cctx, now);
+		/*
+		 * The kernel refills the slice of a CPU's only runnable task
+		 * without ops.running, past the lend window: clip it again.
+		 */
+		if (!time_before(now, cctx->share_until) && tick_index(scx_bpf_task_cpu(p)) >= 0)
+			clip_to_lend_window(p, cctx, now);
 		return;
 	}
 	ran = elapsed(now, tctx->run_start);
@@ -1704,10 +1715,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		tctx->run_start = now;
 		ran = 0;
 		replenish(p, tctx, now);
-		cctx->running_key = queue_key(tctx);
-		cctx->running_left = tctx->mspt;
-		cctx->running_since = now;
-		p->scx.slice = runner_slice(tctx, now);
+		runner_on_cpu(p, tctx, cctx, now);
 	}
 	if (ran < RUNNER_QUANTUM_NS)
 		return;
@@ -1795,10 +1803,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 			tctx->started = true;
 			account_start(tctx, now);
 		}
-		cctx->running_key = queue_key(tctx);
-		cctx->running_left = tctx->mspt > tctx->tick_runtime ? tctx->mspt - tctx->tick_runtime : 0;
-		cctx->running_since = now;
-		p->scx.slice = runner_slice(tctx, now);
+		runner_on_cpu(p, tctx, cctx, now);
 		return;
 	}
 
@@ -1811,14 +1816,8 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		return;
 	}
 	/* other work on a tick CPU must end run_tasks_buffer before the next tick */
-	if (tick_index(cpu) >= 0) {
-		u64 window = lend_window(cctx, now);
-
-		if (window < MIN_LEND_NS)
-			window = MIN_LEND_NS;
-		if (p->scx.slice > window)
-			p->scx.slice = window;
-	}
+	if (tick_index(cpu) >= 0)
+		clip_to_lend_window(p, cctx, now);
 }
 
 void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
