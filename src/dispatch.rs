@@ -338,10 +338,12 @@ pub enum Wake {
 ///   the wake-up is within an eighth of a period of the next grid point
 ///   (clocks read on different CPUs differ by a millisecond or two): then
 ///   it starts the next tick, early, and the phase moves to it;
-/// - later, within a quarter period after a grid point, starts the next
-///   tick there (a timer that fired late moves the phase an eighth of the
-///   way);
-/// - else starts a tick at the wake-up (the runner changed its phase).
+/// - later, starts the next tick at the grid point before it; a timer
+///   that fired late, or a runner that changed its phase, moves the phase
+///   an eighth of the way. (Moving it all the way to a wake-up more than
+///   half a period late put the next on-time wake-up in the first half of
+///   the period: the late tick and the next one became one tick, with the
+///   late one's deadline.)
 ///
 /// Whatever the grid, a new tick's deadline is its wake-up plus the
 /// relative deadline: the grid decides which wake-ups are ticks, and never
@@ -367,11 +369,12 @@ pub fn wake(grid: Option<u64>, period: u64, rel_deadline: u64, now: u64, done: b
     if d < period {
         return starts(now);
     }
-    let point = grid + (d + period / 2) / period * period;
-    if now >= point && now - point <= period / 4 {
-        return starts(point + (now - point) / 8);
+    // the grid point at or before the wake-up (or just after it: early)
+    let point = grid + (d + period / 8) / period * period;
+    if now < point {
+        return starts(now);
     }
-    starts(now)
+    starts(point + (now - point) / 8)
 }
 
 /// Has the tick in progress had the CPU time its runner's ticks usually
@@ -479,19 +482,33 @@ mod tests {
             assert_eq!(w(g + P + P / 4, done), at(g + P + P / 32, g + P + P / 4));
             // idle for ticks: the grid point before it
             assert_eq!(w(g + 7 * P + 8, done), at(g + 7 * P + 1, g + 7 * P + 8));
-            // far from every grid point: the runner changed its phase
-            for now in [g + P + P / 4 + 1, g + 3 * P - P / 4] {
-                assert_eq!(w(now, done), at(now, now));
+            // far from every grid point (a timer very late, or a new
+            // phase): an eighth of the way from the grid point before it
+            for l in [P / 4 + 1, P / 2, P - P / 8 - 1] {
+                assert_eq!(w(g + 2 * P + l, done), at(g + 2 * P + l / 8, g + 2 * P + l));
             }
+            // within an eighth of a period before a grid point: early
+            let now = g + 3 * P - P / 8;
+            assert_eq!(w(now, done), at(now, now));
         }
+        // the next on-time wake-up after a very late one is the next tick
+        let late = g + P + P * 7 / 10;
+        let Wake::Starts { grid: g2, .. } = w(late, true) else {
+            panic!()
+        };
+        assert!(matches!(
+            wake(Some(g2), P, D, g + 2 * P, true),
+            Wake::Starts { .. }
+        ));
         assert!(tick_done(0, 0) && tick_done(7, 8) && !tick_done(6, 8));
     }
 
     #[test]
     fn every_wake_up_is_one_tick_or_part_of_one_and_ticks_follow_the_period() {
         // a runner that wakes w times per period, at its tick (the timer
-        // up to P/4 late) and then mid-tick with work left: one tick per
-        // period, never two, each deadline from its wake-up
+        // up to P/4 late; one tick in 7 up to 4/5 of a period late, alone)
+        // and then mid-tick with work left: one tick per period, never
+        // two, each deadline from its wake-up, the grid near the period's
         const P: u64 = 50_000_000;
         let mut seed = 0x9e37_79b9_u64;
         let mut rnd = |n: u64| {
@@ -504,14 +521,26 @@ mod tests {
             let (mut grid, mut ticks) = (None, 0);
             for t in 0..200u64 {
                 // clocks of different CPUs: up to P/16 early
-                let tick = 1_000 * P + t * P + rnd(P / 4) - P / 16;
+                let nominal = 1_000 * P + t * P;
+                let very_late = t % 7 == 3;
+                let tick = nominal - P / 16
+                    + if very_late {
+                        P / 2 + rnd(P * 3 / 10)
+                    } else {
+                        rnd(P / 4)
+                    };
                 let mut wakes = vec![(tick, true)];
-                wakes.extend((1..w).map(|_| (tick + 1 + rnd(P * 3 / 4), false)));
+                if !very_late {
+                    wakes.extend((1..w).map(|_| (tick + 1 + rnd(P * 5 / 8), false)));
+                }
                 wakes.sort();
                 for (now, done) in wakes {
                     if let Wake::Starts { grid: g, deadline } = wake(grid, P, P, now, done) {
                         assert_eq!(deadline, now + P);
-                        assert!(g <= now && now - g <= P / 4 + P / 16, "{g} {now}");
+                        assert!(
+                            g <= now && g + P / 16 >= nominal && g <= nominal + P / 4,
+                            "{t}: {g} {now}"
+                        );
                         grid = Some(g);
                         ticks += 1;
                     }

@@ -15,7 +15,10 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 note() { echo "# $*"; }
 
 dump_scx() {
-  [[ -s "$WORK/scx.err" ]] && { echo "--- scx_tick stderr (tail)" >&2; tail -20 "$WORK/scx.err" >&2; }
+  [[ -s "$WORK/scx.err" ]] || return 0
+  # the exit reason and the stalled task lead the kernel's debug dump
+  echo "--- scx_tick stderr (head)" >&2; head -30 "$WORK/scx.err" >&2
+  echo "--- scx_tick stderr (tail)" >&2; tail -20 "$WORK/scx.err" >&2
   return 0
 }
 

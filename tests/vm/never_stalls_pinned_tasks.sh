@@ -2,7 +2,8 @@
 # Tasks allowed only on a tick CPU still run, with mid-tick lending off,
 # busy runners homed on that CPU and a fork/pipe storm; the watchdog never
 # fires. Seen from the pinned tasks' side: a periodic probe pinned there
-# keeps its ticks and never waits long for the CPU.
+# keeps its ticks and never waits long for the CPU. Then beside a runner
+# that never sleeps, alone on that CPU (ops.tick starts its ticks).
 # Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
@@ -30,6 +31,27 @@ print(f"# pinned probe: {p['ticks']} of 1000 ticks, start lateness max {p['laten
 # runners: at least half of them (the BPF mode keeps ~all, --userspace
 # ~80 %); a wait of a second is a stall (the watchdog: 5 s)
 sys.exit(0 if p["ticks"] >= 500 and p["lateness_max_ms"] < 1000 and p["stall_max_ms"] < 1000 else 1)
+PY
+stop_scx INT
+[[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
+
+# A runner that never sleeps, alone on its tick CPU, past every deadline
+# (ops.tick starts its next tick there: it must not refill its slice over
+# a task waiting for that CPU, the probe pinned to it).
+start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --pin hard
+"$TICKLOAD" -n 1 --period-ms 50 --work-ms 70 --game-server --duration-s 8 --cgroup "$CG" >"$WORK/load" &
+load=$!
+sleep 1
+taskset -c 1 "$TICKLOAD" -n 1 --work-ms 1 --period-ms 20 --duration-s 6 --json >"$WORK/probe.json" ||
+  fail "the pinned probe beside the never-sleeping runner failed"
+wait $load || fail "tickload failed"
+[[ "$(sched_state)" == enabled ]] || fail "scheduler ejected beside a never-sleeping runner (state $(sched_state))"
+python3 - "$WORK/probe.json" <<'PY' || fail "a task pinned to a never-sleeping runner's CPU waited too long"
+import json, sys
+p = json.load(open(sys.argv[1]))["total"]
+print(f"# beside a never-sleeping runner: pinned probe {p['ticks']} of 300 ticks, start lateness max "
+      f"{p['lateness_max_ms']:.0f} ms, longest wait mid-work {p['stall_max_ms']:.0f} ms")
+sys.exit(0 if p["lateness_max_ms"] < 1000 and p["stall_max_ms"] < 1000 else 1)
 PY
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
