@@ -38,7 +38,7 @@ stop_scx INT
 # A runner that never sleeps, alone on its tick CPU, past every deadline
 # (ops.tick starts its next tick there: it must not refill its slice over
 # a task waiting for that CPU, the probe pinned to it).
-start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --pin hard
+start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1"
 "$TICKLOAD" -n 1 --period-ms 50 --work-ms 70 --game-server --duration-s 8 --cgroup "$CG" >"$WORK/load" &
 load=$!
 sleep 1
