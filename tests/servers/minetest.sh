@@ -13,7 +13,8 @@
 #   mt_start NAME WORK_MS [STEP_MS]   a server in $WORK/mt-NAME (background)
 #   mt_wait_steps NAME N [SECS]       until it has logged N steps
 #   mt_mark                           prints each server's step count (a phase mark)
-#   mt_late MARK_FROM MARK_TO STEP_MS steps, late steps, seconds between two marks
+#   mt_late MARK_FROM MARK_TO STEP_MS steps, late steps, seconds between two
+#                                     marks, and the median step's wall time (ms)
 #   mt_stop_all
 MT_BIN=/usr/games/minetestserver
 MT_MOD="$ROOT/tests/servers/minetest/scx_tick_load"
@@ -69,16 +70,21 @@ import sys
 step_us = float(sys.argv[1]) * 1000
 steps = late = 0
 secs = 0.0
+durs = []
 a = sys.argv[2:]
 for i in range(0, len(a), 3):
     path, lo, hi = a[i], int(a[i + 1]), int(a[i + 2])
-    ts = [int(l.split()[0]) for l in open(path) if not l.startswith('#')][lo:hi]
+    rows = [l.split() for l in open(path) if not l.startswith('#')][lo:hi]
+    ts = [int(r[0]) for r in rows]
+    durs += [int(r[1]) for r in rows]
     for p, t in zip(ts, ts[1:]):
         steps += 1
         late += (t - p) > 1.5 * step_us
     if len(ts) > 1:
         secs += (ts[-1] - ts[0]) / 1e6
-print(steps, late, f"{secs / max(1, len(a) // 3):.2f}")
+durs.sort()
+work_ms = durs[len(durs) // 2] / 1000 if durs else 0
+print(steps, late, f"{secs / max(1, len(a) // 3):.2f}", f"{work_ms:.1f}")
 PY
 }
 

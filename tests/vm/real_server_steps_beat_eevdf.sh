@@ -6,7 +6,10 @@
 # the servers' own late steps (read from the servers' step log) are at most
 # 0.75 x EEVDF's in the same guest, and the hogs hurt under EEVDF (at least
 # 5 % late, or the comparison means nothing). Figures: the idle machine's
-# late steps, EEVDF's, scx_tick's, and scx_tick's ticks and misses against
+# late steps, EEVDF's, scx_tick's, SCHED_FIFO's (every server thread, the
+# practical limit; not asserted), each with the median wall time of a step's
+# work (its CPU time is fixed: a longer one is a vCPU the host shared with
+# others, which no guest scheduler sees), and scx_tick's ticks and misses against
 # the servers' steps and late steps (not asserted: with every thread
 # selected it counts each thread's ticks, docs/benchmarks.md "Real servers").
 source "$(dirname "$0")/../lib.sh"
@@ -25,7 +28,13 @@ phase() { # NAME: SECS seconds, then the servers' steps and late steps
   r=$(mt_late "$from" "$to" $STEP_MS)
   set -- "$1" $r
   eval "${1}_steps=$2 ${1}_late=$3"
-  note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server"
+  note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median)"
+}
+fifo() { # PRIORITY (0: back to SCHED_OTHER) for every thread of the servers
+  local p t
+  for p in "${MT_PIDS[@]}"; do for t in /proc/"$p"/task/*; do
+    if (($1)); then chrt -f -p "$1" "${t##*/}" >/dev/null; else chrt -o -p 0 "${t##*/}" >/dev/null; fi
+  done; done
 }
 phase idle
 stress-ng --cpu 8 --timeout 300s >/dev/null 2>&1 &
@@ -36,6 +45,12 @@ sleep 1
 phase scx
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "scx_tick exit status $SCX_RC"
+# the practical limit: every server thread SCHED_FIFO (as chrt -f would)
+fifo 50
+phase fifo
+fifo 0
+note "scx_tick's late steps: $(awk -v a="$scx_late" -v b="$scx_steps" -v c="$fifo_late" -v d="$fifo_steps" \
+  'BEGIN { printf "%.2f", (a / b) / (c ? c / d : 1 / d) }') x SCHED_FIFO's"
 grep "scx_tick summary: mt:" "$WORK/scx.out" | sed 's/^/# /'
 # scx_tick's tick and miss rates over its steady seconds (the JSON lines
 # but the first and the last), against the servers' own in the phase
