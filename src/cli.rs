@@ -227,10 +227,12 @@ pub struct RunArgs {
 }
 
 /// The exit of scx_tick and scx_tick_user: an error is one line, whatever
-/// a library put into its message.
+/// a library put into its message. A closed stdout (`scx_tick --help-stats
+/// | head`) is no error: the reader has what it wanted.
 pub fn finish(result: anyhow::Result<()>) -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             let msg = format!("{e:#}");
             log::error!(
@@ -240,6 +242,14 @@ pub fn finish(result: anyhow::Result<()>) -> std::process::ExitCode {
             std::process::ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+/// Whether `e` is, anywhere in its chain, a write to a closed pipe (EPIPE).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Exit statuses (README "Exit status").
@@ -322,6 +332,19 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_closed_stdout_ends_quietly_with_success() {
+        use std::io::{Error, ErrorKind};
+        let epipe = || anyhow::Error::from(Error::from(ErrorKind::BrokenPipe));
+        assert!(is_broken_pipe(&epipe()));
+        assert!(is_broken_pipe(&epipe().context("writing the statistics")));
+        assert!(!is_broken_pipe(&anyhow::Error::from(Error::from(
+            ErrorKind::PermissionDenied
+        ))));
+        assert!(!is_broken_pipe(&anyhow::anyhow!("Broken pipe")));
+        assert_eq!(finish(Err(epipe())), std::process::ExitCode::SUCCESS);
+    }
 
     #[test]
     fn flags_override_the_file() {
