@@ -16,6 +16,11 @@ assert t["choice"] is None or 0 not in t["choice"]["tick_cpus"]
 assert t["choice"] is None or len(t["choice"]["tick_cpus"]) <= t["max_tick_cpus"]
 PY
 note "$(grep -E '^Tick CPUs|^No tick' "$WORK/topo")"
+# a count that cannot be chosen: the table, then the error once (stderr)
+set +e; "$SCX" topology --tick-cpus 999 >"$WORK/topo" 2>&1; rc=$?; set -e
+((rc == 1)) || fail "topology --tick-cpus 999 exited $rc: $(cat "$WORK/topo")"
+n=$(grep -c "999 tick CPUs requested" "$WORK/topo")
+((n == 1)) || fail "topology --tick-cpus 999 says its error $n times: $(tail -3 "$WORK/topo")"
 cat >"$WORK/c.toml" <<'T'
 steal_threshold_ms = 2
 run_tasks_buffer_ms = 0.2
