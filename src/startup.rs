@@ -108,6 +108,9 @@ pub fn check_config(args: &CheckConfigArgs) -> Result<()> {
         Ok((path, id))
     })?;
     println!("{}: valid", args.file.display());
+    for w in plan.warnings() {
+        warn!("{}: {w}", args.file.display());
+    }
     for line in plan.describe() {
         println!("  {line}");
     }

@@ -30,4 +30,9 @@ pin = "soft"
 T
 "$SCX" check-config "$WORK/c.toml" >"$WORK/out" 2>&1 || fail "check-config refused a good file: $(cat "$WORK/out")"
 grep -q "steal threshold 2 ms" "$WORK/out" || fail "check-config output: $(cat "$WORK/out")"
+# a file without a [[group]] is valid (flags may give the groups), but said
+grep -q "no tick group: .*expected at least one \[\[group\]\]" "$WORK/out" || fail "check-config gives no warning for a file without groups: $(cat "$WORK/out")"
+: >"$WORK/empty.toml"
+"$SCX" check-config "$WORK/empty.toml" >"$WORK/out" 2>&1 || fail "check-config refused an empty file: $(cat "$WORK/out")"
+grep -q "no tick group" "$WORK/out" || fail "check-config gives no warning for an empty file: $(cat "$WORK/out")"
 note "$(head -1 "$WORK/out")"
