@@ -26,7 +26,8 @@ pub struct Cli {
 pub enum Command {
     /// Print the CPU topology table and the tick CPUs scx_tick would choose.
     Topology(TopologyArgs),
-    /// Validate a configuration file (and the flags) without loading anything.
+    /// Check a configuration file (only the file: flags are refused) without
+    /// loading anything.
     CheckConfig(CheckConfigArgs),
     /// Move threads into a tick group, creating the threaded cgroup it needs.
     Tag(TagArgs),
@@ -344,6 +345,19 @@ mod tests {
         ))));
         assert!(!is_broken_pipe(&anyhow::anyhow!("Broken pipe")));
         assert_eq!(finish(Err(epipe())), std::process::ExitCode::SUCCESS);
+    }
+
+    #[test]
+    fn check_config_says_it_checks_a_file() {
+        use clap::CommandFactory;
+        let mut cli = Cli::command();
+        let cmd = cli.find_subcommand_mut("check-config").unwrap();
+        let about = cmd.get_about().unwrap().to_string();
+        assert!(about.contains("configuration file"), "{about}");
+        assert!(!about.contains("and the flags"), "{about}");
+        // and it does refuse a run flag
+        let e = Cli::try_parse_from(["scx_tick", "check-config", "f.toml", "--slice-ms", "2"]);
+        assert!(e.is_err(), "check-config accepted a run flag");
     }
 
     #[test]
