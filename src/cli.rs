@@ -1,5 +1,6 @@
-//! Command-line interface. Flag names follow the design vocabulary; the
-//! seed's configuration names are given in the help texts.
+//! Command-line interface. Flag names follow the design vocabulary; each
+//! help text names the configuration key a flag mirrors (and its camelCase
+//! alias).
 
 use std::path::PathBuf;
 
@@ -124,33 +125,39 @@ pub struct RunArgs {
     pub missing_cgroup: Option<crate::config::MissingCgroup>,
 
     /// Tick CPUs: a count (`4`) or a list with ranges (`2,4,6-7`).
-    /// Default: chosen from the topology. (seed: tickRegionAffinity)
+    /// Default: chosen from the topology. (configuration key: tick_cpus,
+    /// or tickRegionAffinity)
     #[arg(long, value_name = "N|LIST")]
     pub tick_cpus: Option<String>,
 
     /// Start lateness after which another tick CPU may steal a queued
-    /// runner, in ms. (seed: stealThresholdMillis)
+    /// runner, in ms. (configuration key: steal_threshold_ms, or
+    /// stealThresholdMillis)
     #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub steal_threshold_ms: Option<f64>,
 
     /// Other work lent a tick CPU must end this long before the runner's
-    /// predicted next wake, in ms. (seed: runTasksBufferMillis)
+    /// predicted next wake, in ms. (configuration key: run_tasks_buffer_ms,
+    /// or runTasksBufferMillis)
     #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub run_tasks_buffer_ms: Option<f64>,
 
-    /// Never steal runners queued on another tick CPU. (seed: enableWorkStealing=false)
+    /// Never steal runners queued on another tick CPU. (configuration key:
+    /// work_stealing = false, or enableWorkStealing = false)
     #[arg(long)]
     pub no_work_stealing: bool,
 
     /// Keep tick CPUs for tick runners: do not lend them to other work
     /// while runners sleep (tasks that can run nowhere else still run).
-    /// (seed: enableMidTickTasks=false)
+    /// (configuration key: mid_tick_tasks = false, or enableMidTickTasks =
+    /// false)
     #[arg(long)]
     pub no_mid_tick: bool,
 
     /// Keep runners on their home CPU softly (the BPF policy knows it, they
     /// stay stealable) or hard (sched_setaffinity, never stolen).
-    /// (seed: enableAffinitySchedulerCpuAffinity = hard)
+    /// (configuration key: pin = "hard", or
+    /// enableAffinitySchedulerCpuAffinity = true)
     #[arg(long, value_enum)]
     pub pin: Option<crate::config::Pin>,
 
@@ -358,6 +365,25 @@ mod tests {
         // and it does refuse a run flag
         let e = Cli::try_parse_from(["scx_tick", "check-config", "f.toml", "--slice-ms", "2"]);
         assert!(e.is_err(), "check-config accepted a run flag");
+    }
+
+    #[test]
+    fn help_names_the_configuration_keys() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_long_help().to_string();
+        assert!(!help.contains("seed"), "{help}");
+        for key in [
+            "tick_cpus, or tickRegionAffinity",
+            "steal_threshold_ms, or stealThresholdMillis",
+            "run_tasks_buffer_ms, or runTasksBufferMillis",
+            "work_stealing = false, or enableWorkStealing = false",
+            "mid_tick_tasks = false, or enableMidTickTasks = false",
+            "pin = \"hard\", or enableAffinitySchedulerCpuAffinity = true",
+        ] {
+            // the help wraps lines: compare with single spaces
+            let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(flat.contains(key), "help lacks {key:?}");
+        }
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub enum Pin {
     /// The home CPU is known to the BPF policy only: runners stay stealable.
     #[default]
     Soft,
-    /// sched_setaffinity to the home CPU, like the seed: never stolen.
+    /// sched_setaffinity to the home CPU: never stolen.
     Hard,
 }
 
