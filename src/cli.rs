@@ -12,7 +12,7 @@ use crate::config::{Config, parse_group_spec, parse_threads_spec, parse_tick_cpu
 #[derive(Debug, Parser)]
 #[command(
     name = "scx_tick",
-    version = crate::VERSION,
+    version = crate::version(),
     about = "Earliest-deadline-first sched_ext scheduling for tick-driven servers",
     args_conflicts_with_subcommands = true
 )]
