@@ -25,14 +25,31 @@ const BREAKAGES: [&str; 13] = [
 ];
 
 fn main() {
-    // The commit for `--version`; "unknown" when built outside a git checkout.
-    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    // The commit for `--version`, "-dirty" when tracked files differ from
+    // it (as scx schedulers mark it); "unknown" when built outside a git
+    // checkout. --no-optional-locks: status must not rewrite the index,
+    // which would rerun this script at every build.
+    let mut commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    if git(&[
+        "--no-optional-locks",
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+    ])
+    .is_some_and(|s| !s.is_empty())
+    {
+        commit.push_str("-dirty");
+    }
     println!("cargo:rustc-env=SCX_TICK_GIT={commit}");
-    // Rebuild the string when HEAD moves (a commit, a checkout).
-    for path in ["HEAD", "logs/HEAD"] {
+    // Rebuild the string when HEAD moves (a commit, a checkout), the index
+    // changes (git add) or the sources do (bpf/ is the BPF build's).
+    for path in ["HEAD", "logs/HEAD", "index"] {
         if let Some(p) = git(&["rev-parse", "--git-path", path]) {
             println!("cargo:rerun-if-changed={p}");
         }
+    }
+    for path in ["src", "build.rs", "Cargo.toml"] {
+        println!("cargo:rerun-if-changed={path}");
     }
 
     let mut bpf = scx_cargo::BpfBuilder::new().unwrap();

@@ -1,5 +1,6 @@
-//! Command-line interface. Flag names follow the design vocabulary; the
-//! seed's configuration names are given in the help texts.
+//! Command-line interface. Flag names follow the design vocabulary; each
+//! help text names the configuration key a flag mirrors (and its camelCase
+//! alias).
 
 use std::path::PathBuf;
 
@@ -11,7 +12,7 @@ use crate::config::{Config, parse_group_spec, parse_threads_spec, parse_tick_cpu
 #[derive(Debug, Parser)]
 #[command(
     name = "scx_tick",
-    version = crate::VERSION,
+    version = crate::version(),
     about = "Earliest-deadline-first sched_ext scheduling for tick-driven servers",
     args_conflicts_with_subcommands = true
 )]
@@ -26,7 +27,8 @@ pub struct Cli {
 pub enum Command {
     /// Print the CPU topology table and the tick CPUs scx_tick would choose.
     Topology(TopologyArgs),
-    /// Validate a configuration file (and the flags) without loading anything.
+    /// Check a configuration file (only the file: flags are refused) without
+    /// loading anything.
     CheckConfig(CheckConfigArgs),
     /// Move threads into a tick group, creating the threaded cgroup it needs.
     Tag(TagArgs),
@@ -123,33 +125,39 @@ pub struct RunArgs {
     pub missing_cgroup: Option<crate::config::MissingCgroup>,
 
     /// Tick CPUs: a count (`4`) or a list with ranges (`2,4,6-7`).
-    /// Default: chosen from the topology. (seed: tickRegionAffinity)
+    /// Default: chosen from the topology. (configuration key: tick_cpus,
+    /// or tickRegionAffinity)
     #[arg(long, value_name = "N|LIST")]
     pub tick_cpus: Option<String>,
 
     /// Start lateness after which another tick CPU may steal a queued
-    /// runner, in ms. (seed: stealThresholdMillis)
+    /// runner, in ms. (configuration key: steal_threshold_ms, or
+    /// stealThresholdMillis)
     #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub steal_threshold_ms: Option<f64>,
 
     /// Other work lent a tick CPU must end this long before the runner's
-    /// predicted next wake, in ms. (seed: runTasksBufferMillis)
+    /// predicted next wake, in ms. (configuration key: run_tasks_buffer_ms,
+    /// or runTasksBufferMillis)
     #[arg(long, value_name = "MS", allow_negative_numbers = true)]
     pub run_tasks_buffer_ms: Option<f64>,
 
-    /// Never steal runners queued on another tick CPU. (seed: enableWorkStealing=false)
+    /// Never steal runners queued on another tick CPU. (configuration key:
+    /// work_stealing = false, or enableWorkStealing = false)
     #[arg(long)]
     pub no_work_stealing: bool,
 
     /// Keep tick CPUs for tick runners: do not lend them to other work
     /// while runners sleep (tasks that can run nowhere else still run).
-    /// (seed: enableMidTickTasks=false)
+    /// (configuration key: mid_tick_tasks = false, or enableMidTickTasks =
+    /// false)
     #[arg(long)]
     pub no_mid_tick: bool,
 
     /// Keep runners on their home CPU softly (the BPF policy knows it, they
     /// stay stealable) or hard (sched_setaffinity, never stolen).
-    /// (seed: enableAffinitySchedulerCpuAffinity = hard)
+    /// (configuration key: pin = "hard", or
+    /// enableAffinitySchedulerCpuAffinity = true)
     #[arg(long, value_enum)]
     pub pin: Option<crate::config::Pin>,
 
@@ -227,10 +235,12 @@ pub struct RunArgs {
 }
 
 /// The exit of scx_tick and scx_tick_user: an error is one line, whatever
-/// a library put into its message.
+/// a library put into its message. A closed stdout (`scx_tick --help-stats
+/// | head`) is no error: the reader has what it wanted.
 pub fn finish(result: anyhow::Result<()>) -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             let msg = format!("{e:#}");
             log::error!(
@@ -240,6 +250,14 @@ pub fn finish(result: anyhow::Result<()>) -> std::process::ExitCode {
             std::process::ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+/// Whether `e` is, anywhere in its chain, a write to a closed pipe (EPIPE).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Exit statuses (README "Exit status").
@@ -322,6 +340,51 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_closed_stdout_ends_quietly_with_success() {
+        use std::io::{Error, ErrorKind};
+        let epipe = || anyhow::Error::from(Error::from(ErrorKind::BrokenPipe));
+        assert!(is_broken_pipe(&epipe()));
+        assert!(is_broken_pipe(&epipe().context("writing the statistics")));
+        assert!(!is_broken_pipe(&anyhow::Error::from(Error::from(
+            ErrorKind::PermissionDenied
+        ))));
+        assert!(!is_broken_pipe(&anyhow::anyhow!("Broken pipe")));
+        assert_eq!(finish(Err(epipe())), std::process::ExitCode::SUCCESS);
+    }
+
+    #[test]
+    fn check_config_says_it_checks_a_file() {
+        use clap::CommandFactory;
+        let mut cli = Cli::command();
+        let cmd = cli.find_subcommand_mut("check-config").unwrap();
+        let about = cmd.get_about().unwrap().to_string();
+        assert!(about.contains("configuration file"), "{about}");
+        assert!(!about.contains("and the flags"), "{about}");
+        // and it does refuse a run flag
+        let e = Cli::try_parse_from(["scx_tick", "check-config", "f.toml", "--slice-ms", "2"]);
+        assert!(e.is_err(), "check-config accepted a run flag");
+    }
+
+    #[test]
+    fn help_names_the_configuration_keys() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_long_help().to_string();
+        assert!(!help.contains("seed"), "{help}");
+        for key in [
+            "tick_cpus, or tickRegionAffinity",
+            "steal_threshold_ms, or stealThresholdMillis",
+            "run_tasks_buffer_ms, or runTasksBufferMillis",
+            "work_stealing = false, or enableWorkStealing = false",
+            "mid_tick_tasks = false, or enableMidTickTasks = false",
+            "pin = \"hard\", or enableAffinitySchedulerCpuAffinity = true",
+        ] {
+            // the help wraps lines: compare with single spaces
+            let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(flat.contains(key), "help lacks {key:?}");
+        }
+    }
 
     #[test]
     fn flags_override_the_file() {

@@ -36,7 +36,7 @@ pub enum Pin {
     /// The home CPU is known to the BPF policy only: runners stay stealable.
     #[default]
     Soft,
-    /// sched_setaffinity to the home CPU, like the seed: never stolen.
+    /// sched_setaffinity to the home CPU: never stolen.
     Hard,
 }
 
@@ -233,6 +233,20 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// What is valid but probably not meant, for check-config.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.groups.is_empty() {
+            w.push(
+                "no tick group: every task would be scheduled as other work; expected at least \
+                 one [[group]] with cgroup = \"PATH\" or process/cmdline/thread_name \
+                 (or --tick-cgroup/--tick-threads given with --config)"
+                    .to_string(),
+            );
+        }
+        w
+    }
+
     /// What will be scheduled how, for the start-up log and check-config.
     pub fn describe(&self) -> Vec<String> {
         let on_off = |b: bool| if b { "on" } else { "off" };
@@ -884,6 +898,18 @@ mod tests {
         assert_eq!(p.run_tasks_buffer_ns, 100_000);
         // 24 cores on the i9: every one but CPU 0's.
         assert_eq!(p.tick_cpus.len(), 23);
+    }
+
+    #[test]
+    fn a_plan_without_groups_is_warned_about() {
+        let w = plan(&Config::from_toml("").unwrap()).unwrap().warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("no tick group") && w[0].contains("[[group]]"),
+            "{w:?}"
+        );
+        let c = Config::from_toml("[[group]]\ncgroup = \"a\"\n").unwrap();
+        assert!(plan(&c).unwrap().warnings().is_empty());
     }
 
     #[test]

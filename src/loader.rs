@@ -36,7 +36,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     check_outputs(args)?;
     preflight()?;
 
-    info!("scx_tick {}", crate::VERSION);
+    info!("scx_tick {}", crate::version());
     // libbpf's messages go through our log (stderr), never to stdout.
     scx_utils::init_libbpf_logging(Some(if args.verbose > 1 {
         libbpf_rs::PrintLevel::Debug

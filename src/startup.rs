@@ -108,6 +108,9 @@ pub fn check_config(args: &CheckConfigArgs) -> Result<()> {
         Ok((path, id))
     })?;
     println!("{}: valid", args.file.display());
+    for w in plan.warnings() {
+        warn!("{}: {w}", args.file.display());
+    }
     for line in plan.describe() {
         println!("  {line}");
     }
@@ -195,7 +198,7 @@ pub fn topology(args: &TopologyArgs) -> Result<()> {
     }
     print!("{}", table(&m));
     println!();
-    match &choice {
+    match choice {
         Ok(c) => {
             println!(
                 "Tick CPUs scx_tick would choose ({count}): {:?}",
@@ -204,12 +207,14 @@ pub fn topology(args: &TopologyArgs) -> Result<()> {
             for r in &c.reasons {
                 println!("  {r}");
             }
+            Ok(())
         }
-        Err(e) => println!("No tick CPU choice: {e:#}"),
+        // an explicit count that cannot be chosen is the user's error,
+        // said once (on stderr, by the caller)
+        Err(e) if args.tick_cpus.is_some() => Err(e),
+        Err(e) => {
+            println!("No tick CPU choice: {e:#}");
+            Ok(())
+        }
     }
-    // an explicit count that cannot be chosen is the user's error
-    if args.tick_cpus.is_some() {
-        choice?;
-    }
-    Ok(())
 }

@@ -414,6 +414,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_docs_give_the_histograms_length() {
+        let doc = include_str!("../docs/stats.md");
+        let want = format!("int[{NR_BUCKETS}]");
+        assert!(doc.contains(&want), "docs/stats.md does not say {want}");
+    }
+
+    #[test]
     fn buckets_match_the_bpf_histogram() {
         assert_eq!(bucket_of(0), 0);
         assert_eq!(bucket_of(999), 0);

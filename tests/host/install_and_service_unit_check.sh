@@ -2,7 +2,8 @@
 # scripts/install.sh puts both binaries, the unit and the example
 # configuration in place (here under a scratch prefix); the unit passes
 # `systemd-analyze verify`; the example validates before its cgroups exist;
-# --version names the commit and --help-stats every statistic.
+# --version names the commit and the target, --help-stats every statistic (and ends
+# quietly when its reader has gone).
 source "$(dirname "$0")/../lib.sh"
 P=$WORK/prefix
 bash "$ROOT/scripts/install.sh" --no-build --prefix "$P" --sysconfdir "$P/etc" --unitdir "$P/units" 2>"$WORK/install.err" \
@@ -25,7 +26,14 @@ grep -q "not checked:" "$WORK/check" && grep -q "which processes and threads tic
 printf '[[group]]\ncgroup = "no/such/cgroup/yet"\n' >"$WORK/later.toml"
 "$SCX" check-config "$WORK/later.toml" >"$WORK/check" 2>&1 || fail "a config for a cgroup made later is refused: $(cat "$WORK/check")"
 grep -qE "does not exist now; scx_tick will wait for it|is not a cgroup v2 mount here" "$WORK/check" || fail "check-config: $(cat "$WORK/check")"
-"$SCX" --version | grep -qE '^scx_tick [0-9.]+ \(git ([0-9a-f]{7,}|unknown)\)$' || fail "--version: $("$SCX" --version)"
+"$SCX" --version | grep -qE '^scx_tick [0-9.]+ \(git ([0-9a-f]{7,}(-dirty)?|unknown)\) [a-z0-9_]+(-[a-z0-9_]+){2,}(/debug)?$' || fail "--version: $("$SCX" --version)"
 "$SCX" --help-stats >"$WORK/help" || fail "--help-stats failed"
 for f in timestamp_s steals_refused lends hints_used; do grep -q "$f" "$WORK/help" || fail "--help-stats lacks $f"; done
+# a reader that closed the pipe (`| head`): no "Broken pipe", exit 0
+python3 - "$SCX" <<'PY' || fail "--help-stats into a closed pipe did not end quietly with success"
+import os, subprocess, sys
+r, w = os.pipe(); os.close(r)
+p = subprocess.run([sys.argv[1], "--help-stats"], stdout=w, stderr=subprocess.PIPE)
+assert p.returncode == 0 and not p.stderr, (p.returncode, p.stderr)
+PY
 note "$("$SCX" --version)"

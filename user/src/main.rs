@@ -27,7 +27,7 @@ fn run(args: &cli::RunArgs) -> Result<()> {
     startup::preflight()?;
     info!(
         "scx_tick {}, userspace policy mode (scx_rustland_core {})",
-        scx_tick::VERSION,
+        scx_tick::version(),
         scx_rustland_core::VERSION
     );
     for line in plan.describe() {
