@@ -1703,7 +1703,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		 * The kernel refills the slice of a CPU's only runnable task
 		 * without ops.running, past the lend window: clip it again.
 		 */
-		if (!time_before(now, cctx->share_until) && tick_index(scx_bpf_task_cpu(p)) >= 0)
+		if (!time_before(now, cctx->share_until) && tick_index(cpu) >= 0)
 			clip_to_lend_window(p, cctx, now);
 		return;
 	}
