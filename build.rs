@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 13] = [
+const BREAKAGES: [&str; 14] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -22,6 +22,7 @@ const BREAKAGES: [&str; 13] = [
     "nospill",
     "waketicks",
     "notickreplenish",
+    "threadticks",
 ];
 
 fn main() {

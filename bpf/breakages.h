@@ -53,4 +53,8 @@
 #define SCX_TICK_BREAK_NOTICKREPLENISH 0 /* a runner alone on its CPU past its deadline starts no next tick */
 #endif
 
+#ifndef SCX_TICK_BREAK_THREADTICKS
+#define SCX_TICK_BREAK_THREADTICKS 0 /* tick = "process" ignored: each thread has its own ticks */
+#endif
+
 #endif /* __SCX_TICK_BREAKAGES_H */

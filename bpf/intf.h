@@ -58,6 +58,8 @@ enum tick_consts {
 	MAX_HINT_SLOTS = 512,
 	/* a hint further ahead than this many periods is absurd and ignored */
 	HINT_MAX_AHEAD_PERIODS = 4,
+	/* processes whose tick is tracked at once (tick = "process" groups) */
+	MAX_PROC_TICKS = 8192,
 };
 
 /* Per-CPU counters, summed by userspace. */

@@ -27,6 +27,7 @@ const volatile u32 cpu_llc[MAX_CPUS];           /* cpu -> LLC id, for locality o
 const volatile u64 group_home_mask[MAX_GROUPS][MAX_CPUS / 64]; /* where a group's homes may be */
 const volatile u64 group_deadline_ns[MAX_GROUPS];
 const volatile u64 group_period_ns[MAX_GROUPS];
+const volatile bool group_process_tick[MAX_GROUPS]; /* tick = "process" */
 const volatile u64 steal_threshold_ns = 3000000;
 const volatile u64 run_tasks_buffer_ns = 100000;
 const volatile u64 other_slice_ns = 5000000;
@@ -156,6 +157,31 @@ struct {
 	__type(key, int);
 	__type(value, struct task_ctx);
 } task_ctxs SEC(".maps");
+
+/*
+ * The tick of a process in a tick = "process" group: one tick per step of
+ * a server whose loop spans threads (a clock, a loop, helpers). Its
+ * threads share it: the first wake-up on a new grid point starts it, the
+ * others join it with its deadline; it is counted, and missed, once.
+ * Threads of one process on several CPUs update it at once: the start of
+ * a tick and its miss are claimed by compare-and-swap. Keyed by group <<
+ * 32 | tgid. Mirrors dispatch::ProcessTick.
+ */
+struct proc_tick {
+	u64 grid;           /* where its tick in progress started on the grid, 0: none yet */
+	u64 deadline;
+	u64 deadline_grid;  /* the tick @deadline belongs to (a start in progress on another CPU) */
+	u64 missed_grid;    /* the last tick whose miss was counted */
+	u64 runtime;        /* its threads' CPU time in the tick */
+	u64 mspt;           /* EWMA of a tick's CPU time */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_PROC_TICKS);
+	__type(key, u64);
+	__type(value, struct proc_tick);
+} proc_ticks SEC(".maps");
 
 struct cpu_ctx {
 	bool running_tick;    /* the current task is a tick runner */
@@ -343,6 +369,23 @@ static u64 group_period(s32 group)
 	if (g >= MAX_GROUPS)
 		return 0;
 	return group_period_ns[g & (MAX_GROUPS - 1)];
+}
+
+/* The process tick of @p's process in @group, NULL: the group ticks per thread. */
+static struct proc_tick *proc_tick_of(struct task_struct *p, s32 group)
+{
+	struct proc_tick *pt, zero = {};
+	u32 g = group;
+	u64 key;
+
+	if (g >= MAX_GROUPS || !group_process_tick[g & (MAX_GROUPS - 1)] || SCX_TICK_BREAK_THREADTICKS)
+		return NULL;
+	key = (u64)g << 32 | (u32)p->tgid;
+	pt = bpf_map_lookup_elem(&proc_ticks, &key);
+	if (pt)
+		return pt;
+	bpf_map_update_elem(&proc_ticks, &key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&proc_ticks, &key);
 }
 
 static bool has_hint_slot(struct task_struct *p, s32 group)
@@ -836,12 +879,15 @@ static void kick_for_global(struct task_struct *p, struct task_ctx *tctx, u64 no
 	arm_steal_timer(MAX_CPUS, tctx->tick_start, now);
 }
 
+static u64 ewma(u64 avg, u64 sample)
+{
+	return avg ? (avg * 3 + sample) / 4 : sample;
+}
+
 /* The runner's MSPT learns from each tick's CPU time. */
 static void learn_mspt(struct task_ctx *tctx)
 {
-	u64 rt = tctx->tick_runtime;
-
-	tctx->mspt = tctx->mspt ? (tctx->mspt * 3 + rt) / 4 : rt;
+	tctx->mspt = ewma(tctx->mspt, tctx->tick_runtime);
 	tctx->tick_runtime = 0;
 }
 
@@ -855,9 +901,19 @@ static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	struct miss_event *e;
 	u64 over;
 
+	struct proc_tick *pt;
+	u64 prev;
+
 	if (SCX_TICK_BREAK_NOMISS || tctx->missed || !time_after(now, tctx->deadline))
 		return;
 	tctx->missed = true;
+	/* a process's tick is missed once, whichever of its threads is late */
+	if ((pt = proc_tick_of(p, tctx->group))) {
+		prev = pt->missed_grid;
+		if (!time_after(tctx->grid, prev) ||
+		    __sync_val_compare_and_swap(&pt->missed_grid, prev, tctx->grid) != prev)
+			return;
+	}
 	over = now - tctx->deadline;
 	STAT_INC(misses);
 	if ((gs = lookup_group_stats(tctx->group))) {
@@ -885,6 +941,13 @@ static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
  * A tick starts at @start (@grid on the period grid) with @deadline:
  * counted, not yet on a CPU.
  */
+static void count_tick(struct group_stats *gs)
+{
+	STAT_INC(ticks);
+	if (gs)
+		gs->ticks++;
+}
+
 static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
 		       struct group_stats *gs)
 {
@@ -895,9 +958,7 @@ static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
 	tctx->started = false;
 	tctx->missed = false;
 	tctx->stolen = false;
-	STAT_INC(ticks);
-	if (gs)
-		gs->ticks++;
+	count_tick(gs);
 }
 
 /* A hint starts a tick at @now with the published deadline. */
@@ -907,10 +968,15 @@ static void begin_hinted_tick(struct task_ctx *tctx, u64 now, u64 hint, struct g
 	begin_tick(tctx, now, now, hint, gs);
 }
 
-/* The tick in progress had the CPU time its runner's ticks usually take. */
+/* A tick that had @runtime of CPU time had what its ticks usually take. */
+static bool done_at(u64 runtime, u64 mspt)
+{
+	return runtime * 8 >= mspt * 7;
+}
+
 static bool tick_done(struct task_ctx *tctx)
 {
-	return tctx->tick_runtime * 8 >= tctx->mspt * 7;
+	return done_at(tctx->tick_runtime, tctx->mspt);
 }
 
 /*
@@ -919,27 +985,46 @@ static bool tick_done(struct task_ctx *tctx)
  * in progress (a runner blocked mid-tick keeps its deadline), else where
  * the next tick starts on the grid, also in @grid.
  */
-static u64 grid_tick(struct task_ctx *tctx, u64 now, u64 *grid)
+static bool grid_tick_at(u64 tick_grid, u64 period, u64 now, bool done, u64 *grid)
 {
-	u64 period = group_period(tctx->group), point, d;
+	u64 point, d;
 
 	if (period < MIN_RUNNER_SLICE_NS)
 		period = MIN_RUNNER_SLICE_NS;
 	*grid = now;
-	if (!tctx->grid || SCX_TICK_BREAK_WAKETICKS)
-		return now;
-	if (time_before(now, tctx->grid))
-		return 0;
-	d = now - tctx->grid;
-	if (d < period / 2 || (d < period - period / 8 && !tick_done(tctx)))
-		return 0;
+	if (!tick_grid || SCX_TICK_BREAK_WAKETICKS)
+		return true;
+	if (time_before(now, tick_grid))
+		return false;
+	d = now - tick_grid;
+	if (d < period / 2 || (d < period - period / 8 && !done))
+		return false;
+	/* the grid point at or before the wake-up, or the next one: early */
+	point = tick_grid + (d + period / 8) / period * period;
 	if (d < period)
-		return now;
-	/* the grid point at or before the wake-up (or just after it: early) */
-	point = tctx->grid + (d + period / 8) / period * period;
-	if (now >= point)
+		point = tick_grid + period;
+	/* the phase moves an eighth of the way to the wake-up */
+	if (time_before(now, point))
+		*grid = point - (point - now) / 8;
+	else
 		*grid = point + (now - point) / 8;
-	return *grid;
+	return true;
+}
+
+static bool grid_tick(struct task_ctx *tctx, u64 now, u64 *grid)
+{
+	return grid_tick_at(tctx->grid, group_period(tctx->group), now, tick_done(tctx), grid);
+}
+
+/*
+ * The deadline of a tick that starts at @now, @grid on the grid: relative
+ * to its grid point when it starts early (a tick that started at a wake-up
+ * before its grid point, with an earlier deadline, became a late one),
+ * never earlier than the wake-up's own. Mirrors dispatch::wake().
+ */
+static u64 tick_deadline(s32 group, u64 now, u64 grid)
+{
+	return (time_after(grid, now) ? grid : now) + group_deadline(group);
 }
 
 /*
@@ -969,8 +1054,95 @@ static void start_tick(struct task_struct *p, struct task_ctx *tctx, u64 now, u6
 	hint = take_hint(p, tctx->group, now, gs);
 	if (hint)
 		grid = now;
-	deadline = hint ?: now + group_deadline(tctx->group);
+	deadline = hint ?: tick_deadline(tctx->group, now, grid);
 	begin_tick(tctx, now, grid, deadline, gs);
+}
+
+/*
+ * The process's tick moves from the one at @from to a new one at @grid
+ * with @deadline: counted once, by the thread whose compare-and-swap wins.
+ */
+static void proc_tick_begin(struct proc_tick *pt, u64 from, u64 grid, u64 deadline,
+			    struct group_stats *gs)
+{
+	if (__sync_val_compare_and_swap(&pt->grid, from, grid) != from)
+		return; /* another thread of the process started it */
+	pt->mspt = ewma(pt->mspt, pt->runtime);
+	pt->runtime = 0;
+	pt->deadline = deadline;
+	pt->deadline_grid = grid;
+	count_tick(gs);
+}
+
+/*
+ * The thread works for its process's tick from @start: its deadline, and
+ * its own CPU time in it from zero when it is a tick it had not joined.
+ * @deadline: its own, if the tick's is not written yet.
+ */
+static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 start, u64 deadline)
+{
+	u64 grid = pt->grid;
+
+	if (pt->deadline_grid == grid)
+		deadline = pt->deadline;
+	if (grid != tctx->grid || !tctx->in_tick) {
+		if (grid != tctx->grid) {
+			learn_mspt(tctx);
+			tctx->started = false;
+			tctx->missed = false;
+			tctx->stolen = false;
+		}
+		tctx->grid = grid;
+	}
+	tctx->deadline = deadline;
+	tctx->in_tick = true;
+	tctx->tick_start = start;
+}
+
+/*
+ * A thread of a tick = "process" group wakes (or becomes a runner): the
+ * process's grid and CPU time decide, as grid_tick() does for a thread;
+ * it joins the tick in progress or starts the next. Returns the grid the
+ * decision was made from (for the trace), the start in @grid (0: joins or
+ * continues), in @done whether the work of that tick looked done.
+ * Mirrors dispatch::ProcessTick::wake().
+ */
+static u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt, u64 now,
+		     u64 *grid, bool *done)
+{
+	u64 from = pt->grid, deadline = now + group_deadline(tctx->group);
+
+	/*
+	 * Blocked part-way through its own work for an earlier tick of the
+	 * process (another thread started the next): it keeps that tick and
+	 * its deadline, as a thread-ticked runner does (its miss counts).
+	 */
+	*done = tick_done(tctx);
+	if (tctx->grid && tctx->grid != from && !*done && !grid_tick(tctx, now, grid)) {
+		tctx->in_tick = true;
+		tctx->tick_start = now;
+		*grid = 0;
+		return tctx->grid;
+	}
+	*done = done_at(pt->runtime, pt->mspt);
+	if (grid_tick_at(from, group_period(tctx->group), now, *done, grid)) {
+		deadline = tick_deadline(tctx->group, now, *grid);
+		proc_tick_begin(pt, from, *grid, deadline, lookup_group_stats(tctx->group));
+	} else {
+		*grid = 0;
+	}
+	proc_tick_join(tctx, pt, now, deadline);
+	return from;
+}
+
+/* CPU time a runner had in its tick, and its process's tick. */
+static void add_runtime(struct task_struct *p, struct task_ctx *tctx, u64 ns)
+{
+	struct proc_tick *pt;
+
+	tctx->tick_runtime += ns;
+	if ((pt = proc_tick_of(p, tctx->group)))
+		__sync_fetch_and_add(&pt->runtime, ns);
 }
 
 static struct decision *trace_begin(s32 me, struct cpu_ctx *cctx, u64 now);
@@ -1006,6 +1178,7 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
 	u64 grid, before = tctx->grid;
 	bool done = tick_done(tctx);
+	struct proc_tick *pt;
 
 	if (tctx->last_wake) {
 		u64 interval = elapsed(now, tctx->last_wake);
@@ -1025,6 +1198,11 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 			tctx->in_tick = true;
 			tctx->tick_start = now;
 		}
+		return;
+	}
+	if ((pt = proc_tick_of(p, tctx->group))) {
+		before = proc_wake(tctx, pt, now, &grid, &done);
+		trace_wake(p, tctx, now, before, grid, done);
 		return;
 	}
 	if (!grid_tick(tctx, now, &grid)) {
@@ -1049,6 +1227,7 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
 	struct group_stats *gs = lookup_group_stats(tctx->group);
 	u64 period = group_period(tctx->group), k, hint;
+	struct proc_tick *pt;
 	/* a tick off the grid (a new thread's) puts the grid at its start */
 	u64 grid = tctx->grid ?: tctx->tick_start;
 
@@ -1063,6 +1242,12 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now)
 			return;
 		}
 		begin_hinted_tick(tctx, now, hint, gs);
+		return;
+	}
+	if ((pt = proc_tick_of(p, tctx->group))) {
+		/* the process's next tick, unless another of its threads moved it on */
+		proc_tick_begin(pt, tctx->grid, grid + k * period, tctx->deadline + k * period, gs);
+		proc_tick_join(tctx, pt, grid + k * period, tctx->deadline + k * period);
 		return;
 	}
 	learn_mspt(tctx);
@@ -1105,12 +1290,21 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	u64 slice = group_deadline(tctx->group), wait;
 	s32 home, cpu;
 
-	if (!tctx->in_tick)
+	if (!tctx->in_tick) {
+		struct proc_tick *pt = proc_tick_of(p, tctx->group);
+		bool done;
+		u64 grid;
+
 		/*
 		 * became a runner while runnable, or a new thread: its tick
-		 * starts now, off the grid (its first wake-up starts the next)
+		 * starts now, off the grid (its first wake-up starts the
+		 * next); a process's thread joins the process's tick
 		 */
-		start_tick(p, tctx, now, 0);
+		if (pt)
+			proc_wake(tctx, pt, now, &grid, &done);
+		else
+			start_tick(p, tctx, now, 0);
+	}
 	tctx->runner = true;
 
 	/* an affinity without tick CPUs: still a runner, on the CPUs it is allowed */
@@ -1716,7 +1910,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	 * at the end of its slice (replenish).
 	 */
 	if (tctx->in_tick && !time_before(now, tctx->deadline) && !SCX_TICK_BREAK_NOTICKREPLENISH) {
-		tctx->tick_runtime += ran;
+		add_runtime(p, tctx, ran);
 		tctx->run_start = now;
 		ran = 0;
 		replenish(p, tctx, now);
@@ -1854,7 +2048,7 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 	if (!tctx)
 		return;
 	if (tctx->runner) {
-		tctx->tick_runtime += elapsed(now, tctx->run_start);
+		add_runtime(p, tctx, elapsed(now, tctx->run_start));
 		if (!runnable)
 			return; /* it sleeps: quiescent ends the tick */
 		take_hint_mid_run(p, tctx, now);

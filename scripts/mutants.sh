@@ -28,9 +28,10 @@ declare -A MUST=(
   [nospill]="vm/heavy_runners_use_idle_cpus vm/non_tick_cpu_takes_late_runner"
   [waketicks]="vm/stats_follow_the_period_grid vm/bpf_decisions_match_the_model"
   [notickreplenish]="vm/stats_follow_the_period_grid"
+  [threadticks]="vm/stats_follow_the_period_grid"
 )
 ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked hometurn nicestall nospill
-  waketicks notickreplenish)
+  waketicks notickreplenish threadticks)
 [[ $# -gt 0 ]] && ORDER=("$@")
 for b in "${ORDER[@]}"; do [[ -n "${MUST[$b]:-}" ]] || die "unknown breakage $b (allowed: ${!MUST[*]})"; done
 

@@ -104,15 +104,17 @@ pub struct RunArgs {
     /// A tick group: a cgroup v2 path (relative to the cgroup2 mount, or
     /// absolute) whose threads, and those of every cgroup below it, are tick
     /// runners. Options follow after commas:
-    /// `PATH[,period=MS][,deadline=MS][,cpus=LIST]`, defaults period=50,
-    /// deadline=period, cpus=all tick CPUs. Repeatable.
+    /// `PATH[,period=MS][,deadline=MS][,cpus=LIST][,tick=thread|process]`,
+    /// defaults period=50, deadline=period, cpus=all tick CPUs, tick=thread
+    /// (each runner thread its own tick loop; `process`: one tick per
+    /// process per period, shared by its threads). Repeatable.
     #[arg(long = "tick-cgroup", value_name = "SPEC")]
     pub tick_cgroups: Vec<String>,
 
     /// A tick group of threads selected by name, found by scx_tick itself
     /// (restarted processes and new threads too) and moved into a threaded
     /// child cgroup of their process's own cgroup while it runs:
-    /// `NAME,process=RE|cmdline=RE[,thread=RE][,period=MS][,deadline=MS][,cpus=LIST]`.
+    /// `NAME,process=RE|cmdline=RE[,thread=RE][,period=MS][,deadline=MS][,cpus=LIST][,tick=thread|process]`.
     /// `process` matches the process name, `cmdline` its command line,
     /// `thread` the thread name (the kernel keeps its first 15 bytes).
     /// Repeatable.

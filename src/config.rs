@@ -76,6 +76,34 @@ impl std::str::FromStr for MissingCgroup {
     }
 }
 
+/// What one tick is in a group (`tick = "thread"` or `"process"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TickUnit {
+    /// Each runner thread runs its own tick loop: a pool of loops
+    /// (Folia's region threads, tickload's runners).
+    #[default]
+    Thread,
+    /// A process's runner threads share one tick per period: a server
+    /// whose step spans threads (a clock, a loop, helpers it waits on).
+    /// The tick's deadline is theirs while they work in it, and ticks and
+    /// misses count the server's steps.
+    Process,
+}
+
+impl std::str::FromStr for TickUnit {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<TickUnit> {
+        match s {
+            "thread" => Ok(TickUnit::Thread),
+            "process" => Ok(TickUnit::Process),
+            _ => bail!(
+                "tick = {s:?}: allowed: \"thread\" (each runner thread its own tick loop) \
+                 or \"process\" (one tick per process, shared by its threads)"
+            ),
+        }
+    }
+}
+
 /// Threads selected by name (regular expressions): the process by its name
 /// (`/proc/PID/comm`) and/or command line, its threads by their name.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -97,6 +125,7 @@ pub struct GroupConfig {
     pub deadline_ms: Option<f64>,
     /// Home CPUs for this group's runners (a subset of the tick CPUs).
     pub cpus: Option<Vec<usize>>,
+    pub tick: TickUnit,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -122,6 +151,7 @@ impl GroupConfig {
             period_ms: DEFAULT_PERIOD_MS,
             deadline_ms: None,
             cpus: None,
+            tick: TickUnit::Thread,
         }
     }
 
@@ -216,6 +246,7 @@ pub struct Group {
     pub period_ns: u64,
     pub deadline_ns: u64,
     pub home_cpus: Vec<usize>,
+    pub tick: TickUnit,
 }
 
 /// A validated configuration.
@@ -268,10 +299,14 @@ impl Plan {
                 Runners::Threads(t) => format!("{} (threads: {})", g.name, t.describe()),
             };
             lines.push(format!(
-                "tick group {who}: period {} ms, deadline {} ms, home CPUs {:?}",
+                "tick group {who}: period {} ms, deadline {} ms, home CPUs {:?}, one tick per {}",
                 ms(g.period_ns),
                 ms(g.deadline_ns),
-                g.home_cpus
+                g.home_cpus,
+                match g.tick {
+                    TickUnit::Thread => "thread",
+                    TickUnit::Process => "process",
+                }
             ));
         }
         lines
@@ -403,15 +438,16 @@ fn parse_spec(spec: &str, threads: bool) -> Result<GroupConfig> {
             "period" | "period_ms" => g.period_ms = parse_ms("period", v)?,
             "deadline" | "deadline_ms" => g.deadline_ms = Some(parse_ms("deadline", v)?),
             "cpus" => g.cpus = Some(parse_cpu_list("cpus", v)?),
+            "tick" => g.tick = v.trim().parse()?,
             "process" if threads => select.process = Some(v.to_string()),
             "cmdline" if threads => select.cmdline = Some(v.to_string()),
             "thread" | "thread_name" if threads => select.thread_name = Some(v.to_string()),
             other => bail!(
                 "{flag} {spec:?}: unknown option {other:?}; allowed: {}",
                 if threads {
-                    "process, cmdline, thread, period, deadline, cpus"
+                    "process, cmdline, thread, period, deadline, cpus, tick"
                 } else {
-                    "period, deadline, cpus"
+                    "period, deadline, cpus, tick"
                 }
             ),
         }
@@ -492,6 +528,12 @@ impl Config {
                 period_ms: g.period_ms.unwrap_or(DEFAULT_PERIOD_MS),
                 deadline_ms: g.deadline_ms,
                 cpus,
+                tick: g
+                    .tick
+                    .as_deref()
+                    .map(str::parse)
+                    .transpose()?
+                    .unwrap_or_default(),
             });
         }
         Ok(c)
@@ -696,6 +738,7 @@ impl Config {
                 period_ns: ms_to_ns(g.period_ms),
                 deadline_ns: ms_to_ns(deadline_ms),
                 home_cpus,
+                tick: g.tick,
             });
         }
 
@@ -813,6 +856,7 @@ struct FileGroup {
     period_ms: Option<f64>,
     deadline_ms: Option<f64>,
     cpus: Option<CpuValue>,
+    tick: Option<String>,
 }
 
 /// `4`, `"2,4,6-7"`, `[2, 4]` or the seed's `["2", "4"]`.
@@ -1062,6 +1106,32 @@ mod tests {
         let mut c = with_group(group(50.0, None));
         c.groups.push(group(50.0, None));
         assert!(plan(&c).unwrap_err().to_string().contains("given twice"));
+    }
+
+    #[test]
+    fn a_group_ticks_per_thread_unless_it_says_per_process() {
+        let c = Config::from_toml(
+            "[[group]]\ncgroup = \"a\"\n[[group]]\ncgroup = \"bb\"\ntick = \"process\"",
+        )
+        .unwrap();
+        assert_eq!(c.groups[0].tick, TickUnit::Thread);
+        assert_eq!(c.groups[1].tick, TickUnit::Process);
+        let plan = plan(&c).unwrap();
+        assert_eq!(plan.groups[1].tick, TickUnit::Process);
+        assert!(plan.describe()[3].ends_with("one tick per process"));
+        let g = parse_threads_spec("mt,process=^minetestserver$,tick=process").unwrap();
+        assert_eq!(g.tick, TickUnit::Process);
+        assert_eq!(
+            parse_group_spec("w,tick=thread").unwrap().tick,
+            TickUnit::Thread
+        );
+        for bad in [
+            Config::from_toml("[[group]]\ncgroup = \"a\"\ntick = \"step\"").map(|_| ()),
+            parse_group_spec("w,tick=steps").map(|_| ()),
+        ] {
+            let e = bad.unwrap_err().to_string();
+            assert!(e.contains("tick = ") && e.contains("allowed"), "{e}");
+        }
     }
 
     #[test]

@@ -337,7 +337,9 @@ pub enum Wake {
 /// - in the second half continues it too, unless its work looks done or
 ///   the wake-up is within an eighth of a period of the next grid point
 ///   (clocks read on different CPUs differ by a millisecond or two): then
-///   it starts the next tick, early, and the phase moves to it;
+///   it starts the next tick, early, and the phase moves an eighth of the
+///   way to it (moved all the way, it followed a server's helper threads
+///   that wake just before its clock);
 /// - later, starts the next tick at the grid point before it; a timer
 ///   that fired late, or a runner that changed its phase, moves the phase
 ///   an eighth of the way. (Moving it all the way to a wake-up more than
@@ -345,16 +347,20 @@ pub enum Wake {
 ///   the period: the late tick and the next one became one tick, with the
 ///   late one's deadline.)
 ///
-/// Whatever the grid, a new tick's deadline is its wake-up plus the
-/// relative deadline: the grid decides which wake-ups are ticks, and never
-/// makes a deadline earlier than the wake-up's own. (A late tick blocked
+/// A new tick's deadline is its wake-up plus the relative deadline, or its
+/// grid point's when it starts early: a wake-up in the second half of a
+/// tick whose work looked done but was not (the last part of a tick
+/// blocked mid-tick) gave the next tick a deadline up to half a period
+/// early, and the next tick's on-time wake-ups joined it (`vm/stats_follow_
+/// the_period_grid` counted 4 x the blocking runners' misses). The grid
+/// never makes a deadline earlier than the wake-up's own. (A late tick blocked
 /// across its deadline and woken just after a grid point is taken for the
 /// next tick: its miss is not counted.)
 pub fn wake(grid: Option<u64>, period: u64, rel_deadline: u64, now: u64, done: bool) -> Wake {
     let period = period.max(MIN_RUNNER_SLICE_NS);
     let starts = |grid: u64| Wake::Starts {
         grid,
-        deadline: now + rel_deadline,
+        deadline: grid.max(now) + rel_deadline,
     };
     let Some(grid) = grid else {
         return starts(now);
@@ -366,15 +372,109 @@ pub fn wake(grid: Option<u64>, period: u64, rel_deadline: u64, now: u64, done: b
     if d < period / 2 || (d < period - period / 8 && !done) {
         return Wake::Continues;
     }
-    if d < period {
-        return starts(now);
-    }
-    // the grid point at or before the wake-up (or just after it: early)
+    // the grid point at or before the wake-up, or the next one: early
     let point = grid + (d + period / 8) / period * period;
+    let point = if d < period { grid + period } else { point };
     if now < point {
-        return starts(now);
+        return starts(point - (point - now) / 8);
     }
     starts(point + (now - point) / 8)
+}
+
+/// The tick of one process in a `tick = "process"` group (BPF: `struct
+/// proc_tick`): a server whose step spans threads (a clock, a loop thread
+/// that wakes several times per step, helpers it waits on) has one tick
+/// per period, not one per thread. The process's grid and CPU time decide
+/// each wake-up of any of its threads ([`wake`]); the thread that starts
+/// a tick counts it, the others join it and work to its deadline; a miss
+/// is counted once, whichever thread is late.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessTick {
+    /// Where its tick in progress started on the grid (None: none yet).
+    pub grid: Option<u64>,
+    pub deadline: u64,
+    /// The last tick whose miss was counted.
+    pub missed_grid: u64,
+    /// Its threads' CPU time in the tick, and the average per tick.
+    pub runtime: u64,
+    pub mspt: u64,
+}
+
+impl ProcessTick {
+    /// A thread wakes at `now` (BPF: `proc_wake()`): the tick it works
+    /// for (grid, deadline), and whether this wake-up started it (a tick to
+    /// count). `own`: the thread's own last tick (grid, deadline, and
+    /// whether its part of the work looked done): a thread blocked
+    /// part-way through its work for an earlier tick keeps that tick, as a
+    /// thread-ticked runner does, while the process has moved on.
+    pub fn wake(
+        &mut self,
+        period: u64,
+        rel_deadline: u64,
+        now: u64,
+        own: Option<(u64, u64, bool)>,
+    ) -> (u64, u64, bool) {
+        if let Some((grid, deadline, false)) = own
+            && self.grid != Some(grid)
+            && wake(Some(grid), period, rel_deadline, now, false) == Wake::Continues
+        {
+            return (grid, deadline, false);
+        }
+        let done = tick_done(self.runtime, self.mspt);
+        match wake(self.grid, period, rel_deadline, now, done) {
+            Wake::Continues => (self.grid.unwrap_or(now), self.deadline, false),
+            Wake::Starts { grid, deadline } => {
+                self.begin(grid, deadline);
+                (grid, deadline, true)
+            }
+        }
+    }
+
+    /// A thread ran `ns` in the tick.
+    pub fn ran(&mut self, ns: u64) {
+        self.runtime += ns;
+    }
+
+    /// A thread working for the tick at `grid` is still at work past its
+    /// deadline (BPF: `account_miss()`): count it, unless that tick's
+    /// miss, or a later one's, is counted already.
+    pub fn miss(&mut self, grid: u64) -> bool {
+        if grid <= self.missed_grid {
+            return false;
+        }
+        self.missed_grid = grid;
+        true
+    }
+
+    /// A thread still running at its deadline, in the tick at `from`
+    /// (BPF: `replenish()`): the process's next tick is [`replenish`]'s,
+    /// unless another thread moved it on already. Returns the tick the
+    /// thread works for next, and whether it is counted here.
+    pub fn replenish(
+        &mut self,
+        from: u64,
+        deadline: u64,
+        period: u64,
+        now: u64,
+    ) -> (u64, u64, bool) {
+        let (grid, next) = replenish(from, deadline, period, now);
+        if self.grid != Some(from) {
+            return (self.grid.unwrap_or(grid), self.deadline, false);
+        }
+        self.begin(grid, next);
+        (grid, next, true)
+    }
+
+    fn begin(&mut self, grid: u64, deadline: u64) {
+        self.mspt = if self.mspt == 0 {
+            self.runtime
+        } else {
+            (self.mspt * 3 + self.runtime) / 4
+        };
+        self.runtime = 0;
+        self.grid = Some(grid);
+        self.deadline = deadline;
+    }
 }
 
 /// Has the tick in progress had the CPU time its runner's ticks usually
@@ -447,9 +547,9 @@ mod tests {
         const P: u64 = 50_000_000;
         const D: u64 = 40_000_000;
         let g = 1_000 * P;
-        let at = |grid, now| Wake::Starts {
+        let at = |grid: u64, now: u64| Wake::Starts {
             grid,
-            deadline: now + D,
+            deadline: grid.max(now) + D,
         };
         let w = |now, done| wake(Some(g), P, D, now, done);
         assert_eq!(
@@ -465,14 +565,14 @@ mod tests {
             assert_eq!(w(g + d, false), Wake::Continues, "{d}: work left");
             assert_eq!(
                 w(g + d, true),
-                at(g + d, g + d),
-                "{d}: work done, an early next tick"
+                at(g + P - (P - d) / 8, g + d),
+                "{d}: work done, an early next tick, the phase an eighth of the way"
             );
         }
         // just before the next grid point: the next tick, early, done or not
         for done in [false, true] {
-            assert_eq!(w(g + P - P / 8, done), at(g + P - P / 8, g + P - P / 8));
-            assert_eq!(w(g + P - 1, done), at(g + P - 1, g + P - 1));
+            assert_eq!(w(g + P - P / 8, done), at(g + P - P / 64, g + P - P / 8));
+            assert_eq!(w(g + P - 1, done), at(g + P, g + P - 1));
         }
         // a grid point in the future (a tick that started early): still that tick
         assert_eq!(w(g - 1, true), Wake::Continues);
@@ -489,7 +589,7 @@ mod tests {
             }
             // within an eighth of a period before a grid point: early
             let now = g + 3 * P - P / 8;
-            assert_eq!(w(now, done), at(now, now));
+            assert_eq!(w(now, done), at(g + 3 * P - P / 64, now));
         }
         // the next on-time wake-up after a very late one is the next tick
         let late = g + P + P * 7 / 10;
@@ -536,9 +636,9 @@ mod tests {
                 wakes.sort();
                 for (now, done) in wakes {
                     if let Wake::Starts { grid: g, deadline } = wake(grid, P, P, now, done) {
-                        assert_eq!(deadline, now + P);
+                        assert_eq!(deadline, g.max(now) + P);
                         assert!(
-                            g <= now && g + P / 16 >= nominal && g <= nominal + P / 4,
+                            g <= now + P / 2 && g + P / 16 >= nominal && g <= nominal + P / 4,
                             "{t}: {g} {now}"
                         );
                         grid = Some(g);
@@ -548,6 +648,87 @@ mod tests {
             }
             assert_eq!(ticks, 200, "{w} wake-ups per period");
         }
+    }
+
+    #[test]
+    fn a_process_tick_is_one_per_period_whatever_its_threads_do() {
+        // a server: a clock thread wakes at the tick (up to P/8 late) and
+        // works 1 ms; its loop thread wakes 1-4 times per tick (receive
+        // timeouts, the clock's signal), works 10 ms in all, and once in 5
+        // ticks overruns past the deadline; a helper wakes at random
+        const P: u64 = 50_000_000;
+        const MS: u64 = 1_000_000;
+        let mut seed = 0x2545_f491_u64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut pt = ProcessTick::default();
+        let mut own: [Option<(u64, u64)>; 3] = [None; 3];
+        let (mut ticks, mut misses, mut late) = (0, 0, 0);
+        for t in 0..300u64 {
+            let nominal = 1_000 * P + t * P;
+            let clock = nominal + rnd(P / 8);
+            // (when, CPU time, thread, its part of the step done before)
+            let mut wakes = vec![(clock, MS, 0, true)];
+            let n = 1 + rnd(4);
+            let overrun = t % 5 == 2;
+            for i in 0..n {
+                let at = clock + MS + i * (P / 2 / n) + rnd(MS);
+                let work = if overrun && i == n - 1 {
+                    P
+                } else {
+                    10 * MS / n
+                };
+                wakes.push((at, work, 1, i == 0));
+            }
+            wakes.push((nominal + rnd(P * 3 / 4), MS / 10, 2, true));
+            wakes.sort();
+            let mut tick_late = false;
+            for (now, work, thread, done) in wakes {
+                let mine = own[thread].map(|(g, d)| (g, d, done));
+                let (grid, deadline, started) = pt.wake(P, P, now, mine);
+                own[thread] = Some((grid, deadline));
+                ticks += started as u64;
+                pt.ran(work);
+                if now + work > deadline && pt.miss(grid) {
+                    misses += 1;
+                }
+                tick_late |= now + work > nominal + P + P / 8;
+            }
+            late += tick_late as u64;
+        }
+        assert!((297..=303).contains(&ticks), "{ticks} ticks for 300 steps");
+        assert!(
+            misses * 2 >= late && misses <= late * 2,
+            "{misses} misses for {late} late steps"
+        );
+        // a miss is counted once per tick, whichever thread is late
+        let mut pt = ProcessTick::default();
+        let (grid, deadline, started) = pt.wake(P, P, 7 * P, None);
+        assert!(started);
+        assert_eq!(pt.wake(P, P, 7 * P + 3 * MS, None), (grid, deadline, false));
+        // the next tick started by another thread: one blocked part-way
+        // through its work for this tick keeps this tick
+        let (next, _, started) = pt.wake(P, P, 7 * P + 30 * MS, Some((grid, deadline, true)));
+        assert!(started && next > grid);
+        let mid = Some((grid, deadline, false));
+        assert_eq!(pt.wake(P, P, 7 * P + 35 * MS, mid), (grid, deadline, false));
+        // its part done, it joins the process's tick
+        let done = Some((grid, deadline, true));
+        assert_eq!(pt.wake(P, P, 7 * P + 35 * MS, done).0, next);
+        assert!(pt.miss(grid) && !pt.miss(grid));
+        // two threads overrun: the process's next tick is started once
+        let mut pt = ProcessTick::default();
+        let (grid, deadline, _) = pt.wake(P, P, 7 * P, None);
+        let next = pt.replenish(grid, deadline, P, deadline + MS);
+        assert_eq!(next, (grid + P, deadline + P, true));
+        assert_eq!(
+            pt.replenish(grid, deadline, P, deadline + 2 * MS),
+            (grid + P, deadline + P, false)
+        );
     }
 
     #[test]

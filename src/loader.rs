@@ -240,6 +240,7 @@ impl<'a> Scheduler<'a> {
         for (i, g) in plan.groups.iter().enumerate() {
             rodata.group_deadline_ns[i] = g.deadline_ns;
             rodata.group_period_ns[i] = g.period_ns;
+            rodata.group_process_tick[i] = g.tick == crate::config::TickUnit::Process;
             // a runner's home moves only within its group's CPUs
             for &cpu in g.home_cpus.iter().filter(|&&c| c < MAX_CPUS) {
                 rodata.group_home_mask[i][cpu / 64] |= 1 << (cpu % 64);

@@ -10,6 +10,12 @@
 #   alone     as never, the group without hints only: each runner alone
 #             on its tick CPU (the kernel refills the slice of a CPU's only
 #             task without ops.stopping: ops.tick must start its next tick)
+#   process   a group with tick = "process": one process whose 3 threads
+#             each work 10 ms per 50 ms step, blocked twice mid-tick, beside
+#             8 hogs: scx_tick counts the process's steps (within 10 %), not
+#             its threads' ticks (3 x), and a step missed when any thread
+#             of it missed (between 1/2 and 2 x; the build that gives each
+#             thread its own ticks counts 3 x the steps)
 # The truth without hints is the period grid (docs/stats.md): a tick the
 # server ran late is a miss, and so is one it skipped because it was a whole
 # period behind (its deadline passed while the runner was still busy). With
@@ -58,6 +64,16 @@ start_scx --tick-cgroup plain
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "alone: exit status $SCX_RC"
 grep "scx_tick summary:" "$WORK/scx.out" >"$WORK/alone.summary"
+PROC=$(make_cgroup proc)
+start_scx --tick-cgroup proc,tick=process
+stress-ng --cpu 8 --timeout 10s >/dev/null 2>&1 &
+hog=$!
+"$TICKLOAD" -n 3 --work-ms 10 --blocks 2 --period-ms 50 --duration-s 8 --json --cgroup "$PROC" \
+  >"$WORK/process-proc.json" || fail "process: tickload failed"
+wait "$hog"
+stop_scx INT
+[[ $SCX_RC -eq 0 ]] || fail "process: exit status $SCX_RC"
+grep "scx_tick summary:" "$WORK/scx.out" >"$WORK/process.summary"
 
 python3 - "$WORK" <<'PY' || fail "scx_tick's misses do not agree with the workload's (see above)"
 import json, re, sys
@@ -93,6 +109,20 @@ for case, (lo, hi) in bounds.items():
             ok &= good
             print(f"# {case:8} {group:6}: workload {want} ticks, scx_tick {ticks} "
                   f"{'ok' if good else 'NO: it counts wake-ups'}")
+# tick = "process": the process's steps, not its threads' ticks
+own = json.load(open(f"{work}/process-proc.json"))
+steps, late = own["steps"]
+m = re.search(r"summary: proc: ticks (\d+) misses (\d+)", open(f"{work}/process.summary").read())
+ticks, scx = map(int, m.groups())
+slack = 2  # the spawn and exit wake-ups of tickload's threads
+good = abs(ticks - steps) <= 0.1 * steps + slack
+ok &= good
+print(f"# process  proc  : workload {steps} steps, scx_tick {ticks} ticks "
+      f"{'ok' if good else 'NO: it counts threads, not the process'}")
+good = late * 0.5 - slack <= scx <= late * 2 + slack
+ok &= good
+print(f"# process  proc  : workload {late} missed steps, scx_tick {scx} misses; allowed "
+      f"{max(0, late * 0.5 - slack):.0f}..{late * 2 + slack} {'ok' if good else 'NO'}")
 sys.exit(0 if ok else 1)
 PY
 check_dmesg_clean

@@ -4,6 +4,8 @@
 //! percentiles, MSPT, TPS). No clocks or threads here, so all of it is
 //! unit-tested on any host.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use scx_tick::stats::percentile;
@@ -196,6 +198,20 @@ pub fn summarize(ticks: &[Tick], deadline_ns: u64, runners: usize, duration_ns: 
     }
 }
 
+/// The ticks of all runners as one process's steps (scx_tick's `tick =
+/// "process"`): a step is a due time, missed if any runner's tick due then
+/// missed. Returns (steps, missed steps).
+pub fn steps(ticks: &[Tick], deadline_ns: u64) -> (u64, u64) {
+    let mut due: BTreeMap<u64, bool> = BTreeMap::new();
+    for t in ticks {
+        *due.entry(t.due_ns).or_default() |= t.missed(deadline_ns);
+    }
+    (
+        due.len() as u64,
+        due.values().filter(|&&m| m).count() as u64,
+    )
+}
+
 /// The start-lateness distribution as 101 quantiles in ms (p0, p1, ...,
 /// p100): enough to draw it, small enough to ship in a JSON line.
 pub fn lateness_quantiles_ms(ticks: &[Tick]) -> Vec<f64> {
@@ -228,6 +244,20 @@ mod tests {
             end_ns: end * MS,
             stall_ns: 0,
         }
+    }
+
+    #[test]
+    fn a_step_is_missed_when_any_runner_misses_it() {
+        // two runners, three due times; one runner late at 100, both at 150
+        let t = [
+            tick(50, 50, 60),
+            tick(50, 51, 70),
+            tick(100, 100, 110),
+            tick(100, 120, 160),
+            tick(150, 190, 210),
+            tick(150, 195, 220),
+        ];
+        assert_eq!(steps(&t, 50 * MS), (3, 2));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use scx_tick_tools::rtpolicy::{self, DlParams, Policy, Request};
 use scx_tick_tools::workload::{
-    Rng, Summary, Tick, WorkDist, clock_ns, lateness_quantiles_ms, summarize,
+    Rng, Summary, Tick, WorkDist, clock_ns, lateness_quantiles_ms, steps, summarize,
 };
 use serde::Serialize;
 
@@ -328,6 +328,7 @@ fn run(a: Args) -> Result<()> {
         let v = serde_json::json!({
             "ticks": total.ticks, "misses": total.misses, "miss_pct": total.miss_pct,
             "skipped": skipped,
+            "steps": steps(&all, deadline),
             "total": total,
             "lateness_quantiles_ms": lateness_quantiles_ms(&all),
             "config": {
