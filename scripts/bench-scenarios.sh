@@ -1,7 +1,10 @@
 # The benchmark's scenarios, shared by its host half (scripts/bench.sh,
 # which describes them in the report) and its guest half
 # (scripts/guest/bench.sh, which runs them). Sourced.
-ALL_SCENARIOS=(standard heavy-idle heavy-hogs)
+ALL_SCENARIOS=(standard heavy-idle heavy-hogs real)
+# real: four real servers (Debian's minetest-server) beside CPU hogs, the
+# servers' own late steps (scripts/guest/bench-real.sh)
+REAL_SCHEDS=(eevdf fifo scx_tick scx_bpfland scx_flash scx_lavd)
 ALL_SCHEDS=(eevdf fifo deadline scx_bpfland scx_flash scx_lavd scx_tick scx_tick-nosteal
   scx_tick-nomidtick scx_tick-nosteal-nomidtick scx_tick-hints scx_tick-userspace
   scx_tick-halfcores)

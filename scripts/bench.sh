@@ -21,6 +21,12 @@
 #                     heavy-idle  3T runners x 20 ms per 50 ms, no background
 #                     heavy-hogs  the same beside 2 x vCPUs CPU hogs; with
 #                                 eevdf also the floor: beside one hog
+#                     real        four real game servers (Debian's
+#                                 minetest-server, 12 ms of work per 50 ms
+#                                 step) beside 2 x vCPUs CPU hogs, their own
+#                                 late steps; the idle machine, eevdf, fifo,
+#                                 scx_tick and the peers of --schedulers,
+#                                 in --repeat rounds (DIR/real.md)
 #   --repeat N        runs of each headline and heavy cell, in N rounds that
 #                     each load every scheduler in turn (default 3; --quick:
 #                     1); the other runner counts run once
@@ -247,11 +253,39 @@ run_guests() {
   rm -f "$raw"
 }
 
+# The real-server family: one guest per vCPU count, its own records
+# (DIR/real-NvCPU.jsonl) and table (DIR/real.md).
+run_real() {
+  local v=$1 list=() s
+  for s in "${SCHED_LIST[@]}"; do [[ " ${REAL_SCHEDS[*]} " == *" $s "* ]] && list+=("$s"); done
+  ((${#list[@]} > 0)) || { log "real: none of --schedulers has a real-server cell"; return 0; }
+  log "guest with $v vCPUs: real servers, ${list[*]}"
+  bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout $((REPEAT * (${#list[@]} + 1) * (SECS + 30) + 600)) \
+    --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
+    bash "$ROOT/scripts/guest/bench-real.sh" --vcpus "$v" --seconds "$SECS" --repeat "$REPEAT" \
+    --schedulers "$(IFS=,; echo "${list[*]}")" 2> >(tee -a "$OUT/guest-real-${v}vcpu.log" >&2) \
+    | grep '^{' >>"$OUT/real-${v}vcpu.jsonl" || log "the real-server guest with $v vCPUs failed (see guest-real-${v}vcpu.log)"
+}
+
 IFS=, read -ra CPU_COUNTS <<<"$CPUS_LIST"
+# real runs in its own guest; the tick workload's scenarios in run_guests
+WANT_REAL=0 OTHER_SCENARIOS=()
+for sc in "${SCENARIO_LIST[@]}"; do
+  if [[ $sc == real ]]; then WANT_REAL=1; else OTHER_SCENARIOS+=("$sc"); fi
+done
+SCENARIO_LIST=("${OTHER_SCENARIOS[@]}")
+SCENARIOS=$(IFS=,; echo "${OTHER_SCENARIOS[*]}")
 for v in "${CPU_COUNTS[@]}"; do
   [[ "$v" =~ ^[0-9]+$ && $v -ge 2 ]] || die "bench.sh: --cpus takes vCPU counts of 2 or more"
-  run_guests "$v"
+  if ((${#OTHER_SCENARIOS[@]} > 0)); then run_guests "$v"; fi
+  if ((WANT_REAL)); then run_real "$v"; fi
 done
 
-"$BIN/benchreport" report "$OUT"
-log "results: $OUT/results.md"
+if ((${#OTHER_SCENARIOS[@]} > 0)); then
+  "$BIN/benchreport" report "$OUT"
+  log "results: $OUT/results.md"
+fi
+if ((WANT_REAL)); then
+  python3 "$ROOT/scripts/real-report.py" "$OUT" >"$OUT/real.md"
+  log "real servers: $OUT/real.md"
+fi

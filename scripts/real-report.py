@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The real-server family's table (scripts/bench.sh --scenarios real).
+
+Reads DIR/real-NvCPU.jsonl (one record per cell, scripts/guest/bench-real.sh)
+and prints markdown: per vCPU count, each scheduler's late steps over the
+rounds (median, min-max), as ratios to the idle machine, EEVDF and SCHED_FIFO
+of the same guest, the CPUs the hogs got against EEVDF, scx_tick's ticks and
+misses against the servers' steps and late steps, and issue 26's targets.
+
+    scripts/real-report.py DIR
+"""
+import glob
+import json
+import os
+import statistics
+import sys
+
+ORDER = ["idle", "eevdf", "fifo", "scx_tick", "scx_bpfland", "scx_flash", "scx_lavd"]
+PEERS = ["scx_bpfland", "scx_flash", "scx_lavd"]
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if b else "-"
+
+
+def table(recs, vcpus):
+    by = {}
+    for r in recs:
+        by.setdefault(r["scheduler"], []).append(r)
+    rounds = max((r["round"] for r in recs), default=-1) + 1
+    late = {s: med([r["late_pct"] for r in rs]) for s, rs in by.items()}
+    hogs = {s: med([r["hog_cpus"] for r in rs]) for s, rs in by.items()}
+    out = [f"### {vcpus} vCPUs, {rounds} round(s)", ""]
+    out.append("| scheduler | late steps % (median) | min-max | x idle | x EEVDF | x FIFO "
+               "| step work ms | hogs' CPUs | hogs x EEVDF |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for s in [s for s in ORDER if s in by] + sorted(set(by) - set(ORDER)):
+        xs = [r["late_pct"] for r in by[s]]
+        out.append(
+            f"| {s} | {late[s]:.2f} | {min(xs):.2f}-{max(xs):.2f} | {ratio(late[s], late.get('idle', 0))} "
+            f"| {ratio(late[s], late.get('eevdf', 0))} | {ratio(late[s], late.get('fifo', 0))} "
+            f"| {med([r['step_work_ms'] for r in by[s]]):.1f} | {hogs[s]:.2f} "
+            f"| {ratio(hogs[s], hogs.get('eevdf', 0)) if s != 'idle' else '-'} |")
+    out.append("")
+    scx = by.get("scx_tick", [])
+    stats = [r for r in scx if "scx_ticks_per_s" in r]
+    if stats:
+        # steps and late steps are the four servers' together; seconds per server
+        tps = med([r["scx_ticks_per_s"] / (r["steps"] / r["seconds"]) for r in stats])
+        mpl = [r["scx_misses_per_s"] / (r["late"] / r["seconds"]) for r in stats if r["late"]]
+        out.append(f"scx_tick's statistics (medians): {tps:.2f} ticks per server step, "
+                   + (f"{med(mpl):.2f} misses per late step" if mpl else "no late steps to compare misses with"))
+        out.append("")
+    if "scx_tick" in late:
+        t = late["scx_tick"]
+        checks = []
+        if "idle" in late:
+            checks.append((t <= late["idle"] + 1, f"late steps <= idle + 1 point: {t:.2f} vs {late['idle']:.2f} + 1"))
+        peers = [late[p] for p in PEERS if p in late]
+        if peers:
+            best = min(peers)
+            checks.append((t <= 0.25 * best, f"late steps <= 0.25 x the best peer: {t:.2f} vs 0.25 x {best:.2f}"))
+        if "eevdf" in hogs and hogs["eevdf"]:
+            h = hogs["scx_tick"] / hogs["eevdf"]
+            checks.append((h >= 0.6, f"hogs >= 0.6 x EEVDF's CPUs: {h:.2f}"))
+        for ok, what in checks:
+            out.append(f"- **{'met' if ok else 'not met'}**: {what}")
+        out.append("")
+    return out
+
+
+def main():
+    d = sys.argv[1]
+    out = ["# Real servers", "",
+           "Four of Debian's minetest-server (12 ms of work per 50 ms step, the project's load mod)",
+           "beside 2 x vCPUs CPU hogs; a late step came more than half a step after the one before",
+           "(the server's own log). Ratios are of medians from the same guest.", ""]
+    for path in sorted(glob.glob(os.path.join(d, "real-*vcpu.jsonl"))):
+        recs = [json.loads(line) for line in open(path) if line.strip()]
+        if recs:
+            out += table(recs, recs[0]["vcpus"])
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
