@@ -104,14 +104,42 @@ pub fn thread_pattern(names: &[&str]) -> String {
     }
 }
 
+/// One tick per process (`tick = "process"`) when the chosen threads make
+/// one step together: one thread does the work, the others are clocks it
+/// waits for. Several threads that each work every tick are a pool of
+/// loops, each its own tick (Folia's region threads, tickload's runners);
+/// one thread alone is the same either way.
+pub fn tick_per_process(chosen: &[(&Rate, Role)]) -> bool {
+    let workers: usize = chosen
+        .iter()
+        .filter(|(_, role)| *role == Role::Works)
+        .map(|(r, _)| r.threads)
+        .sum();
+    workers == 1 && chosen.len() > 1
+}
+
 /// The `[[group]]` (and the flag form) for the chosen threads.
-pub fn proposal(name: &str, process: &str, threads: &[&str], period_ms: f64) -> String {
+pub fn proposal(
+    name: &str,
+    process: &str,
+    threads: &[&str],
+    period_ms: f64,
+    per_process: bool,
+) -> String {
     let process = format!("^{}$", regex::escape(process));
     let thread = thread_pattern(threads);
     let toml_str = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+    let (tick, tick_flag) = if per_process {
+        (
+            "tick = \"process\"     # its threads make one step: one tick, one deadline\n",
+            ",tick=process",
+        )
+    } else {
+        ("", "")
+    };
     format!(
-        "[[group]]\nname = \"{name}\"\nprocess = \"{}\"\nthread_name = \"{}\"\nperiod_ms = {period_ms}\n\n\
-         # the same as a flag:\n# --tick-threads '{name},process={process},thread={thread},period={period_ms}'\n",
+        "[[group]]\nname = \"{name}\"\nprocess = \"{}\"\nthread_name = \"{}\"\nperiod_ms = {period_ms}\n{tick}\n\
+         # the same as a flag:\n# --tick-threads '{name},process={process},thread={thread},period={period_ms}{tick_flag}'\n",
         toml_str(&process),
         toml_str(&thread),
     )
@@ -192,6 +220,7 @@ pub fn run(a: &SuggestArgs) -> Result<()> {
         "thread", "threads", "CPU %", "wake-ups/s"
     );
     let mut chosen = Vec::new();
+    let mut roles = Vec::new();
     for r in &rates {
         let role = role(r, busiest, tick_hz);
         let why = match role {
@@ -205,6 +234,7 @@ pub fn run(a: &SuggestArgs) -> Result<()> {
         );
         if role != Role::Other {
             chosen.push(r.comm.as_str());
+            roles.push((r, role));
         }
     }
     chosen.sort_unstable();
@@ -215,7 +245,11 @@ pub fn run(a: &SuggestArgs) -> Result<()> {
             a.pid
         );
     }
-    println!("\n{}", proposal(&a.name, &process, &chosen, a.period_ms));
+    let per_process = tick_per_process(&roles);
+    println!(
+        "\n{}",
+        proposal(&a.name, &process, &chosen, a.period_ms, per_process)
+    );
     Ok(())
 }
 
@@ -275,7 +309,13 @@ mod tests {
         // 15 bytes: the kernel may have cut it
         assert_eq!(thread_pattern(&["Folia Region Sc"]), "^Folia Region Sc");
         assert_eq!(thread_pattern(&["Tick Runner #0"]), "^Tick Runner \\#0$");
-        let p = proposal("mt", "minetestserver", &["Server", "minetestserver"], 50.0);
+        let p = proposal(
+            "mt",
+            "minetestserver",
+            &["Server", "minetestserver"],
+            50.0,
+            true,
+        );
         let cfg: toml::Value = toml::from_str(&p).expect("the proposal is TOML");
         let g = &cfg["group"][0];
         assert_eq!(g["process"].as_str(), Some("^minetestserver$"));
@@ -283,7 +323,37 @@ mod tests {
             g["thread_name"].as_str(),
             Some("^(Server$|minetestserver$)")
         );
-        assert!(p.contains("--tick-threads 'mt,process=^minetestserver$,thread=^(Server$|minetestserver$),period=50'"));
+        assert_eq!(g["tick"].as_str(), Some("process"));
+        assert!(p.contains("--tick-threads 'mt,process=^minetestserver$,thread=^(Server$|minetestserver$),period=50,tick=process'"));
+        // and it is a configuration scx_tick takes
+        crate::config::Config::from_toml(&p).expect("check-config takes it");
+        let p = proposal("world", "java", &["Folia Region Sc"], 50.0, false);
+        assert!(!p.contains("tick =") && !p.contains("tick="), "{p}");
+    }
+
+    #[test]
+    fn a_step_spread_over_threads_is_one_tick_per_process_and_a_pool_one_per_thread() {
+        let rate = |comm: &str, threads| Rate {
+            comm: comm.into(),
+            threads,
+            cpu_pct: 30.0,
+            wakes_per_s: 20.0,
+        };
+        let (server, clock) = (rate("Server", 1), rate("minetestserver", 1));
+        assert!(tick_per_process(&[
+            (&server, Role::Works),
+            (&clock, Role::Clock)
+        ]));
+        assert!(!tick_per_process(&[(&server, Role::Works)]));
+        // Folia: region threads are a pool of loops, each its own tick
+        let regions = rate("Folia Region Sc", 4);
+        assert!(!tick_per_process(&[
+            (&regions, Role::Works),
+            (&clock, Role::Clock)
+        ]));
+        // tickload: runners with names of their own, still a pool
+        let (r0, r1) = (rate("Tick Runner #0", 1), rate("Tick Runner #1", 1));
+        assert!(!tick_per_process(&[(&r0, Role::Works), (&r1, Role::Works)]));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 # `scx_tick suggest --pid PID` watches a running process and proposes the
 # tick group of the threads that do its work every tick: for tickload's two
 # runners (10 ms of work per 50 ms tick), their names and not the main
-# thread (which sleeps in join); the proposal is a valid configuration that
+# thread (which sleeps in join), one tick per thread (a pool of loops, not
+# one step spread over threads); the proposal is a valid configuration that
 # selects them. A process that does nothing gets a clear error.
 source "$(dirname "$0")/../lib.sh"
 "$TICKLOAD" -n 2 --work-ms 10 --period-ms 50 --duration-s 8 >/dev/null &
@@ -13,6 +14,8 @@ sed 's/^/# /' "$WORK/out"
 grep -qxF 'thread_name = "^(Tick Runner \\#0$|Tick Runner \\#1$)"' "$WORK/out" \
   || fail "the proposal does not select exactly the two runners: $(grep thread_name "$WORK/out")"
 grep -qxF 'process = "^tickload$"' "$WORK/out" || fail "the proposal does not name the process"
+# two loops that each work every tick are a pool: a tick per thread (the default)
+! grep -q '^tick = ' "$WORK/out" || fail "the proposal makes tickload's two runners one tick per process"
 sed -n '/^\[\[group\]\]/,/^period_ms/p' "$WORK/out" >"$WORK/p.toml"
 "$SCX" check-config "$WORK/p.toml" >"$WORK/check" 2>&1 || fail "the proposal is not a valid configuration: $(cat "$WORK/check")"
 wait $pid
