@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Arc, Barrier, OnceLock, mpsc};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -87,6 +87,16 @@ struct Args {
     /// wake-ups.
     #[arg(long, default_value_t = 0)]
     blocks: u32,
+    /// After its own work, each runner hands this much CPU work (ms) to a
+    /// helper thread of its own ("Tick Helper #K") and waits for it: a
+    /// tick gated by a helper, as a server's step waits on a worker.
+    #[arg(long, default_value_t = 0.0)]
+    helper_ms: f64,
+    /// Start the ticks at this offset (ms) into the period on
+    /// CLOCK_MONOTONIC, so that separate tickload processes keep a fixed
+    /// phase to each other (default: 20 ms from now, any phase).
+    #[arg(long)]
+    phase_ms: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -151,6 +161,24 @@ struct Plan {
     hint: Option<scx_tick_hint::DeadlineHint>,
     game_server: bool,
     blocks: u32,
+    /// The runner's helper: work sent, done replied.
+    helper: Option<(mpsc::Sender<u64>, mpsc::Receiver<u64>)>,
+    helper_ns: u64,
+}
+
+/// A runner's helper thread: burns the work it is handed, replies with its
+/// longest stall; ends when its runner does.
+fn spawn_helper(name: String) -> std::io::Result<(mpsc::Sender<u64>, mpsc::Receiver<u64>)> {
+    let (work_tx, work_rx) = mpsc::channel::<u64>();
+    let (done_tx, done_rx) = mpsc::channel::<u64>();
+    std::thread::Builder::new().name(name).spawn(move || {
+        for ns in work_rx {
+            if done_tx.send(burn(ns)).is_err() {
+                break;
+            }
+        }
+    })?;
+    Ok((work_tx, done_rx))
 }
 
 /// A tick's work, in `blocks + 1` equal parts with a 1 ms sleep between
@@ -184,7 +212,12 @@ fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>, u64) 
         let begin = clock_ns(libc::CLOCK_MONOTONIC);
         // SAFETY: no arguments.
         let cpu = unsafe { libc::sched_getcpu() };
-        let stall = work_blocking(plan.work.sample(&mut rng), plan.blocks);
+        let mut stall = work_blocking(plan.work.sample(&mut rng), plan.blocks);
+        if let Some((tx, rx)) = &plan.helper {
+            // the helper's stall counts too: the tick waits for it
+            let helper_stall = tx.send(plan.helper_ns).ok().and_then(|()| rx.recv().ok());
+            stall = stall.max(helper_stall.expect("the helper thread ended"));
+        }
         let done = clock_ns(libc::CLOCK_MONOTONIC);
         ticks.push(Tick {
             due_ns: next,
@@ -237,6 +270,9 @@ fn run(a: Args) -> Result<()> {
     if a.threads == 0 || a.period_ms <= 0.0 || a.work_ms < 0.0 || a.duration_s <= 0.0 {
         bail!("--threads, --period-ms and --duration-s must be above 0, --work-ms at least 0");
     }
+    if a.helper_ms < 0.0 || a.phase_ms.is_some_and(|p| !(0.0..a.period_ms).contains(&p)) {
+        bail!("--helper-ms must be at least 0, --phase-ms from 0 to below the period");
+    }
     let work = WorkDist {
         work_ns: ns(a.work_ms),
         jitter_ns: ns(a.jitter_ms),
@@ -267,6 +303,10 @@ fn run(a: Args) -> Result<()> {
             let want_hint = a.hint;
             let game_server = a.game_server;
             let blocks = a.blocks;
+            let helper_ns = ns(a.helper_ms);
+            let helper = (helper_ns > 0)
+                .then(|| spawn_helper(format!("Tick Helper #{k}")))
+                .transpose();
             std::thread::Builder::new()
                 .name(name.clone())
                 .spawn(move || {
@@ -285,6 +325,7 @@ fn run(a: Args) -> Result<()> {
                         return applied.map(|_| (name, Default::default()));
                     }
                     let &(start, end) = times.get().expect("set before the barrier");
+                    let helper = helper.map_err(|e| format!("starting the helper thread: {e}"))?;
                     applied.map(|hint| {
                         let plan = Plan {
                             period,
@@ -295,13 +336,18 @@ fn run(a: Args) -> Result<()> {
                             hint,
                             game_server,
                             blocks,
+                            helper,
+                            helper_ns,
                         };
                         (name, run_ticks(&plan, rng))
                     })
                 })
         })
         .collect::<std::io::Result<_>>()?;
-    let start = clock_ns(libc::CLOCK_MONOTONIC) + 20_000_000;
+    let mut start = clock_ns(libc::CLOCK_MONOTONIC) + 20_000_000;
+    if let Some(phase) = a.phase_ms {
+        start = start - start % period + period + ns(phase);
+    }
     let end = start + Duration::from_secs_f64(a.duration_s).as_nanos() as u64;
     times.set((start, end)).expect("set once");
     barrier.wait();
