@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 14] = [
+const BREAKAGES: [&str; 15] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -23,6 +23,7 @@ const BREAKAGES: [&str; 14] = [
     "waketicks",
     "notickreplenish",
     "threadticks",
+    "noinherit",
 ];
 
 fn main() {

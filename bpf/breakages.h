@@ -57,4 +57,8 @@
 #define SCX_TICK_BREAK_THREADTICKS 0 /* tick = "process" ignored: each thread has its own ticks */
 #endif
 
+#ifndef SCX_TICK_BREAK_NOINHERIT
+#define SCX_TICK_BREAK_NOINHERIT 0   /* a thread joining its process's tick keeps its own deadline (wake-up + deadline) */
+#endif
+
 #endif /* __SCX_TICK_BREAKAGES_H */

@@ -1083,7 +1083,7 @@ static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 star
 {
 	u64 grid = pt->grid;
 
-	if (pt->deadline_grid == grid)
+	if (pt->deadline_grid == grid && !SCX_TICK_BREAK_NOINHERIT)
 		deadline = pt->deadline;
 	if (grid != tctx->grid || !tctx->in_tick) {
 		if (grid != tctx->grid) {

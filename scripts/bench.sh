@@ -260,7 +260,7 @@ run_real() {
   for s in "${SCHED_LIST[@]}"; do [[ " ${REAL_SCHEDS[*]} " == *" $s "* ]] && list+=("$s"); done
   ((${#list[@]} > 0)) || { log "real: none of --schedulers has a real-server cell"; return 0; }
   log "guest with $v vCPUs: real servers, ${list[*]}"
-  bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout $((REPEAT * (${#list[@]} + 1) * (SECS + 30) + 600)) \
+  bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout $((REPEAT * (${#list[@]} + 1) * (SECS + 60) + 900)) \
     --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
     bash "$ROOT/scripts/guest/bench-real.sh" --vcpus "$v" --seconds "$SECS" --repeat "$REPEAT" \
     --schedulers "$(IFS=,; echo "${list[*]}")" 2> >(tee -a "$OUT/guest-real-${v}vcpu.log" >&2) \

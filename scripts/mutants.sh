@@ -29,9 +29,10 @@ declare -A MUST=(
   [waketicks]="vm/stats_follow_the_period_grid vm/bpf_decisions_match_the_model"
   [notickreplenish]="vm/stats_follow_the_period_grid"
   [threadticks]="vm/stats_follow_the_period_grid"
+  [noinherit]="vm/helpers_inherit_the_tick_deadline"
 )
 ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked hometurn nicestall nospill
-  waketicks notickreplenish threadticks)
+  waketicks notickreplenish threadticks noinherit)
 [[ $# -gt 0 ]] && ORDER=("$@")
 for b in "${ORDER[@]}"; do [[ -n "${MUST[$b]:-}" ]] || die "unknown breakage $b (allowed: ${!MUST[*]})"; done
 

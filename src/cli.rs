@@ -117,7 +117,8 @@ pub struct RunArgs {
     /// `NAME,process=RE|cmdline=RE[,thread=RE][,period=MS][,deadline=MS][,cpus=LIST][,tick=thread|process]`.
     /// `process` matches the process name, `cmdline` its command line,
     /// `thread` the thread name (the kernel keeps its first 15 bytes).
-    /// Repeatable.
+    /// `tick` defaults to `process` without `thread` (every thread of a
+    /// server: one tick per step), else to `thread`. Repeatable.
     #[arg(long = "tick-threads", value_name = "SPEC")]
     pub tick_threads: Vec<String>,
 

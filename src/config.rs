@@ -77,11 +77,10 @@ impl std::str::FromStr for MissingCgroup {
 }
 
 /// What one tick is in a group (`tick = "thread"` or `"process"`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TickUnit {
     /// Each runner thread runs its own tick loop: a pool of loops
     /// (Folia's region threads, tickload's runners).
-    #[default]
     Thread,
     /// A process's runner threads share one tick per period: a server
     /// whose step spans threads (a clock, a loop, helpers it waits on).
@@ -125,7 +124,8 @@ pub struct GroupConfig {
     pub deadline_ms: Option<f64>,
     /// Home CPUs for this group's runners (a subset of the tick CPUs).
     pub cpus: Option<Vec<usize>>,
-    pub tick: TickUnit,
+    /// None: [`GroupConfig::tick_unit`] decides.
+    pub tick: Option<TickUnit>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -151,8 +151,18 @@ impl GroupConfig {
             period_ms: DEFAULT_PERIOD_MS,
             deadline_ms: None,
             cpus: None,
-            tick: TickUnit::Thread,
+            tick: None,
         }
+    }
+
+    /// One tick per thread, unless the group says otherwise or selects
+    /// whole processes (a process or command line and no thread name:
+    /// "this process is my server", whose step spans its threads).
+    pub fn tick_unit(&self) -> TickUnit {
+        self.tick.unwrap_or(match &self.select {
+            Some(s) if s.thread_name.is_none() => TickUnit::Process,
+            _ => TickUnit::Thread,
+        })
     }
 
     /// How errors name this group.
@@ -438,7 +448,7 @@ fn parse_spec(spec: &str, threads: bool) -> Result<GroupConfig> {
             "period" | "period_ms" => g.period_ms = parse_ms("period", v)?,
             "deadline" | "deadline_ms" => g.deadline_ms = Some(parse_ms("deadline", v)?),
             "cpus" => g.cpus = Some(parse_cpu_list("cpus", v)?),
-            "tick" => g.tick = v.trim().parse()?,
+            "tick" => g.tick = Some(v.trim().parse()?),
             "process" if threads => select.process = Some(v.to_string()),
             "cmdline" if threads => select.cmdline = Some(v.to_string()),
             "thread" | "thread_name" if threads => select.thread_name = Some(v.to_string()),
@@ -528,12 +538,7 @@ impl Config {
                 period_ms: g.period_ms.unwrap_or(DEFAULT_PERIOD_MS),
                 deadline_ms: g.deadline_ms,
                 cpus,
-                tick: g
-                    .tick
-                    .as_deref()
-                    .map(str::parse)
-                    .transpose()?
-                    .unwrap_or_default(),
+                tick: g.tick.as_deref().map(str::parse).transpose()?,
             });
         }
         Ok(c)
@@ -738,7 +743,7 @@ impl Config {
                 period_ns: ms_to_ns(g.period_ms),
                 deadline_ns: ms_to_ns(deadline_ms),
                 home_cpus,
-                tick: g.tick,
+                tick: g.tick_unit(),
             });
         }
 
@@ -1114,15 +1119,22 @@ mod tests {
             "[[group]]\ncgroup = \"a\"\n[[group]]\ncgroup = \"bb\"\ntick = \"process\"",
         )
         .unwrap();
-        assert_eq!(c.groups[0].tick, TickUnit::Thread);
-        assert_eq!(c.groups[1].tick, TickUnit::Process);
+        assert_eq!(c.groups[0].tick_unit(), TickUnit::Thread);
+        assert_eq!(c.groups[1].tick_unit(), TickUnit::Process);
         let plan = plan(&c).unwrap();
         assert_eq!(plan.groups[1].tick, TickUnit::Process);
         assert!(plan.describe()[3].ends_with("one tick per process"));
         let g = parse_threads_spec("mt,process=^minetestserver$,tick=process").unwrap();
-        assert_eq!(g.tick, TickUnit::Process);
+        assert_eq!(g.tick_unit(), TickUnit::Process);
+        // every thread of a process: its steps; named threads: each its own
+        let every = parse_threads_spec("mt,process=^minetestserver$").unwrap();
+        assert_eq!(every.tick_unit(), TickUnit::Process);
+        let named = parse_threads_spec("w,process=^java$,thread=^Region").unwrap();
+        assert_eq!(named.tick_unit(), TickUnit::Thread);
+        let pool = parse_threads_spec("t,process=^tickload$,tick=thread").unwrap();
+        assert_eq!(pool.tick_unit(), TickUnit::Thread);
         assert_eq!(
-            parse_group_spec("w,tick=thread").unwrap().tick,
+            parse_group_spec("w,tick=thread").unwrap().tick_unit(),
             TickUnit::Thread
         );
         for bad in [

@@ -51,6 +51,7 @@ start_sched() { # SCHEDULER: 0 when it runs (or is the kernel's), 1 skipped (SKI
       cmd=("$PEER_DIR/bin/$s") ;;
     *) SKIP_WHY="no real-server cell"; return 1 ;;
   esac
+  rm -f "$WORK/scx.jsonl"
   "${cmd[@]}" >"$WORK/sched-$s.log" 2>&1 &
   SCHED_PID=$!
   if ! wait_sched_state enabled 120 "$SCHED_PID"; then
@@ -83,7 +84,7 @@ hog_ticks() { # CPU time of the hogs so far, in clock ticks
 }
 cell() { # SCHEDULER ROUND: measure SECS seconds, print the record
   local s=$1 round=$2 h0 h1 from to r
-  rm -f "$WORK/scx.jsonl"
+  [[ $s == scx_tick ]] || rm -f "$WORK/scx.jsonl"
   sleep 2
   h0=$(hog_ticks); from=$(mt_mark); sleep "$SECS"; to=$(mt_mark); h1=$(hog_ticks)
   r=$(mt_late "$from" "$to" 50)
