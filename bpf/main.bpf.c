@@ -948,8 +948,8 @@ static void count_tick(struct group_stats *gs)
 		gs->ticks++;
 }
 
-static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
-		       struct group_stats *gs)
+/* The runner's tick is the one at @grid from @start, due at @deadline. */
+static void set_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline)
 {
 	tctx->tick_start = start;
 	tctx->grid = grid;
@@ -958,6 +958,12 @@ static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
 	tctx->started = false;
 	tctx->missed = false;
 	tctx->stolen = false;
+}
+
+static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
+		       struct group_stats *gs)
+{
+	set_tick(tctx, start, grid, deadline);
 	count_tick(gs);
 }
 
@@ -1292,18 +1298,24 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 
 	if (!tctx->in_tick) {
 		struct proc_tick *pt = proc_tick_of(p, tctx->group);
-		bool done;
-		u64 grid;
 
 		/*
 		 * became a runner while runnable, or a new thread: its tick
 		 * starts now, off the grid (its first wake-up starts the
-		 * next); a process's thread joins the process's tick
+		 * next). A process's thread joins the process's tick in
+		 * progress, or has a tick of its own off the grid, not
+		 * counted: a thread's start does not set the process's grid
+		 * (a server's threads start at start-up, its ticks later; a
+		 * grid set at start-up gave the first ticks early deadlines).
 		 */
-		if (pt)
-			proc_wake(tctx, pt, now, &grid, &done);
-		else
+		if (!pt)
 			start_tick(p, tctx, now, 0);
+		else if (pt->grid && pt->deadline_grid == pt->grid && time_before(now, pt->deadline))
+			proc_tick_join(tctx, pt, now, now + group_deadline(tctx->group));
+		else {
+			learn_mspt(tctx);
+			set_tick(tctx, now, 0, now + group_deadline(tctx->group));
+		}
 	}
 	tctx->runner = true;
 

@@ -13,16 +13,16 @@
 //! The client side is the `scx_tick_hint` crate in `client/`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
-use log::{debug, info, warn};
+use log::{debug, info};
 use nix::sys::socket::{ControlMessage, MsgFlags, getsockopt, sendmsg, sockopt};
 
 use crate::bpf::{BpfSkel, intf};
@@ -34,6 +34,15 @@ use crate::config::{Plan, Runners};
 pub const SOCKET: &str = scx_tick_hint::DEFAULT_SOCKET;
 
 const SLOTS: usize = intf::tick_consts_MAX_HINT_SLOTS as usize;
+
+/// The socket is open to every local user and served by the main loop
+/// (thread scans, statistics, shutdown): a registration is one short line
+/// that a client sends at once, so a client that sends more, or trickles
+/// it, is dropped, and one pass of the loop answers clients for a bounded
+/// time; the others wait in the backlog for the next pass.
+const REQUEST_MAX: usize = 64;
+const CLIENT_TIME: Duration = Duration::from_millis(20);
+const SERVE_TIME: Duration = Duration::from_millis(50);
 
 struct GroupHints {
     /// The group's cgroup; None for threads selected by name, whose cgroups
@@ -120,11 +129,17 @@ impl Hints {
         Ok(())
     }
 
-    /// Answer pending registrations (never blocks for long: one line each).
+    /// Answer pending registrations, for at most [`SERVE_TIME`].
     pub fn serve(&mut self, skel: &BpfSkel) {
-        while let Ok((stream, _)) = self.listener.accept() {
-            if let Err(e) = self.answer(skel, stream) {
-                warn!("deadline hint registration: {e:#}");
+        let start = Instant::now();
+        while let Some(left) = SERVE_TIME.checked_sub(start.elapsed()) {
+            let Ok((stream, _)) = self.listener.accept() else {
+                break;
+            };
+            // a client's failure is the client's: logged for the operator
+            // who asks (-v), not at every attempt of a hostile one
+            if let Err(e) = self.answer(skel, stream, left.min(CLIENT_TIME)) {
+                debug!("deadline hint registration: {e:#}");
             }
         }
     }
@@ -140,11 +155,10 @@ impl Hints {
         }
     }
 
-    fn answer(&mut self, skel: &BpfSkel, mut stream: UnixStream) -> Result<()> {
+    fn answer(&mut self, skel: &BpfSkel, mut stream: UnixStream, within: Duration) -> Result<()> {
         stream.set_nonblocking(false)?;
-        stream.set_read_timeout(Some(Duration::from_millis(200)))?;
-        let mut line = String::new();
-        BufReader::new(&stream).read_line(&mut line)?;
+        stream.set_write_timeout(Some(within.max(Duration::from_millis(1))))?;
+        let line = read_request(&stream, within)?;
         match self.register(skel, &stream, line.trim()) {
             Ok((slot, fd)) => {
                 let reply = format!("OK {slot} {SLOTS}\n");
@@ -260,6 +274,44 @@ fn publish(skel: &BpfSkel, tid: u32, group: usize, slot: usize) -> Result<()> {
     Ok(())
 }
 
+/// One request line, read within `within` and at most [`REQUEST_MAX`]
+/// bytes long (without its newline).
+fn read_request(mut stream: &UnixStream, within: Duration) -> Result<String> {
+    let deadline = Instant::now() + within;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; REQUEST_MAX + 1];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            bail!("no complete request within {within:?}: dropped");
+        }
+        stream.set_read_timeout(Some(left))?;
+        let n = match stream.read(&mut chunk) {
+            Ok(0) => bail!("closed before a complete request"),
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                bail!("no complete request within {within:?}: dropped")
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        let end = buf.iter().position(|&b| b == b'\n');
+        if end.unwrap_or(buf.len()) > REQUEST_MAX {
+            bail!("a request longer than {REQUEST_MAX} bytes: dropped");
+        }
+        if let Some(end) = end {
+            buf.truncate(end);
+            return String::from_utf8(buf).context("a request that is not UTF-8");
+        }
+    }
+}
+
 /// The registration socket: anyone may connect, the credentials decide.
 fn listen(path: &Path) -> Result<UnixListener> {
     if let Some(dir) = path.parent() {
@@ -271,4 +323,47 @@ fn listen(path: &Path) -> Result<UnixListener> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
     l.set_nonblocking(true)?;
     Ok(l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_one_short_line_sent_at_once_or_it_is_dropped() {
+        let (mut client, server) = UnixStream::pair().unwrap();
+        client.write_all(b"REGISTER 42\n").unwrap();
+        assert_eq!(read_request(&server, CLIENT_TIME).unwrap(), "REGISTER 42");
+
+        // a client that trickles its line is dropped at the deadline
+        let (mut client, server) = UnixStream::pair().unwrap();
+        let trickle = std::thread::spawn(move || {
+            for _ in 0..20 {
+                if client.write_all(b"R").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        let t0 = Instant::now();
+        let e = read_request(&server, CLIENT_TIME).unwrap_err().to_string();
+        assert!(e.contains("no complete request"), "{e}");
+        assert!(t0.elapsed() < CLIENT_TIME * 3, "{:?}", t0.elapsed());
+        drop(server);
+        trickle.join().unwrap();
+
+        // longer than a request can be, with or without its newline
+        for long in [vec![b'x'; 4096], [vec![b'x'; 100], b"\n".to_vec()].concat()] {
+            let (mut client, server) = UnixStream::pair().unwrap();
+            client.write_all(&long).unwrap();
+            let e = read_request(&server, CLIENT_TIME).unwrap_err().to_string();
+            assert!(e.contains("longer than"), "{e}");
+        }
+
+        // silent, or gone before a line
+        let (client, server) = UnixStream::pair().unwrap();
+        assert!(read_request(&server, CLIENT_TIME).is_err());
+        drop(client);
+        assert!(read_request(&server, CLIENT_TIME).is_err());
+    }
 }

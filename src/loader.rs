@@ -369,9 +369,9 @@ impl<'a> Scheduler<'a> {
                     &mut out.reporter,
                     &last.cpu,
                     &last.groups,
-                    out.json.as_mut(),
+                    &mut out.json,
                     |r, m| r.print(m, per_cpu),
-                )?;
+                );
             }
         }
         rb.consume().ok();

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use log::{debug, info};
+use log::{debug, info, warn};
 use scx_stats::prelude::*;
 
 use crate::bpf::intf::miss_event;
@@ -145,25 +145,27 @@ impl Intervals {
     }
 
     /// End the interval at the counts now: its metrics go to `live` (with
-    /// `--stats`; the mode writes its live view) and to `json`.
+    /// `--stats`; the mode writes its live view) and to `json`. A sink that
+    /// fails (its reader gone, a full disk) is logged and dropped: the
+    /// scheduler and its other outputs go on.
     pub fn emit(
         &mut self,
         reporter: &mut Reporter,
         counters: &Counters,
         groups: &[GroupCounters],
-        json: Option<&mut JsonSink>,
+        json: &mut Option<JsonSink>,
         live: impl FnOnce(&mut Reporter, &Metrics),
-    ) -> Result<()> {
+    ) {
         let secs = self.at.elapsed().as_secs_f64();
         let m = reporter.metrics(counters, groups, &self.prev, secs);
         if self.live {
             live(reporter, &m);
         }
-        if let Some(j) = json {
-            j.write(&m)?;
+        if let Some(Err(e)) = json.as_mut().map(|j| j.write(&m)) {
+            warn!("--stats-json: {e:#}: no more JSON lines are written; scheduling goes on");
+            *json = None;
         }
         (self.at, self.prev) = (Instant::now(), groups.to_vec());
-        Ok(())
     }
 }
 
@@ -534,6 +536,35 @@ mod tests {
                 last = v;
             }
         }
+    }
+
+    #[test]
+    fn a_failing_json_sink_is_dropped_and_the_rest_goes_on() {
+        struct Gone;
+        impl Write for Gone {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let groups = [GroupCounters::default()];
+        let mut intervals = Intervals::new(Some(Duration::from_secs(1)), true, &groups);
+        let mut reporter = Reporter::new(vec!["world".into()], false);
+        let mut json = Some(JsonSink::from_writer(Box::new(Gone)));
+        let mut live = 0;
+        for _ in 0..2 {
+            intervals.emit(
+                &mut reporter,
+                &Counters::default(),
+                &groups,
+                &mut json,
+                |_, _| live += 1,
+            );
+            assert!(json.is_none(), "the failed sink is dropped");
+        }
+        assert_eq!(live, 2, "the live view goes on");
     }
 
     #[test]

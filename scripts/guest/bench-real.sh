@@ -67,21 +67,6 @@ stop_sched() {
   SCHED_PID=""
   wait_sched_state disabled 30 || echo "[bench] warning: sched_ext still $(sched_state)" >&2
 }
-fifo() { # PRIORITY (0: back to SCHED_OTHER) for every thread of the servers
-  local p t
-  for p in "${MT_PIDS[@]}"; do for t in /proc/"$p"/task/*; do
-    if (($1)); then chrt -f -p "$1" "${t##*/}" >/dev/null 2>&1 || true
-    else chrt -o -p 0 "${t##*/}" >/dev/null 2>&1 || true; fi
-  done; done
-}
-hog_ticks() { # CPU time of the hogs so far, in clock ticks
-  local p sum=0 f
-  for p in $(pgrep stress-ng); do
-    f=($(sed 's/.*) //' /proc/"$p"/stat 2>/dev/null)) || continue
-    ((sum += ${f[11]:-0} + ${f[12]:-0}))
-  done
-  echo $sum
-}
 cell() { # SCHEDULER ROUND: measure SECS seconds, print the record
   local s=$1 round=$2 h0 h1 from to r
   [[ $s == scx_tick ]] || rm -f "$WORK/scx.jsonl"
@@ -125,9 +110,9 @@ for ((round = 0; round < REPEAT; round++)); do
       echo "[bench] finished $s" >&2
       continue
     fi
-    [[ $s == fifo ]] && fifo 50
+    [[ $s == fifo ]] && mt_fifo 50
     cell "$s" "$round"
-    [[ $s == fifo ]] && fifo 0
+    [[ $s == fifo ]] && mt_fifo 0
     stop_sched
     ((round == REPEAT - 1)) && echo "[bench] finished $s" >&2
   done

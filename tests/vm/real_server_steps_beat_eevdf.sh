@@ -25,14 +25,6 @@ for i in 1 2 3 4; do mt_start s$i 12 $STEP_MS; done
 for i in 1 2 3 4; do mt_wait_steps s$i 40 180 || fail "server s$i logged no steps in 180 s"; done
 
 pct() { awk -v l="$1" -v s="$2" 'BEGIN { printf "%.2f", 100 * l / (s ? s : 1) }'; }
-hog_ticks() { # CPU time of the hogs so far, in clock ticks
-  local p sum=0 f
-  for p in $(pgrep stress-ng); do
-    f=($(sed 's/.*) //' /proc/"$p"/stat 2>/dev/null)) || continue
-    ((sum += ${f[11]:-0} + ${f[12]:-0}))
-  done
-  echo $sum
-}
 phase() { # NAME: SECS seconds, then the servers' steps and late steps
   local from to r h0 h1
   h0=$(hog_ticks); from=$(mt_mark); sleep "$SECS"; to=$(mt_mark); h1=$(hog_ticks)
@@ -40,12 +32,6 @@ phase() { # NAME: SECS seconds, then the servers' steps and late steps
   set -- "$1" $r
   eval "${1}_steps=$2 ${1}_late=$3 ${1}_hogs=$((h1 - h0))"
   note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(awk -v t=$((h1 - h0)) -v s="$SECS" 'BEGIN { printf "%.2f", t / 100 / s }') CPUs"
-}
-fifo() { # PRIORITY (0: back to SCHED_OTHER) for every thread of the servers
-  local p t
-  for p in "${MT_PIDS[@]}"; do for t in /proc/"$p"/task/*; do
-    if (($1)); then chrt -f -p "$1" "${t##*/}" >/dev/null; else chrt -o -p 0 "${t##*/}" >/dev/null; fi
-  done; done
 }
 phase idle
 stress-ng --cpu 8 --timeout 300s >/dev/null 2>&1 &
@@ -57,9 +43,9 @@ phase scx
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "scx_tick exit status $SCX_RC"
 # the practical limit: every server thread SCHED_FIFO (as chrt -f would)
-fifo 50
+mt_fifo 50
 phase fifo
-fifo 0
+mt_fifo 0
 note "the hogs got $(awk -v a="$scx_hogs" -v b="$eevdf_hogs" 'BEGIN { printf "%.2f", a / (b ? b : 1) }') x under scx_tick, $(awk -v a="$fifo_hogs" -v b="$eevdf_hogs" 'BEGIN { printf "%.2f", a / (b ? b : 1) }') x under FIFO, what they got under EEVDF"
 note "scx_tick's late steps: $(awk -v a="$scx_late" -v b="$scx_steps" -v c="$fifo_late" -v d="$fifo_steps" \
   'BEGIN { printf "%.2f", (a / b) / (c ? c / d : 1 / d) }') x SCHED_FIFO's"

@@ -513,7 +513,7 @@ impl<'a> Sched<'a> {
                     reporter,
                     &self.counters,
                     &self.groups,
-                    self.json.as_mut(),
+                    &mut self.json,
                     |r, m| {
                         // NonBlocking never fails: it drops instead
                         let _ = r.write_live(&mut self.out, m, &[]);
@@ -529,7 +529,7 @@ impl<'a> Sched<'a> {
                             );
                         }
                     },
-                )?;
+                );
             }
         }
         self.bpf.shutdown_and_report()
