@@ -1,6 +1,7 @@
 # The benchmark's scenarios, shared by its host half (scripts/bench.sh,
 # which describes them in the report) and its guest half
-# (scripts/guest/bench.sh, which runs them). Sourced.
+# (scripts/guest/bench.sh and bench-real.sh, which run them, and share
+# stop_sched). Sourced.
 ALL_SCENARIOS=(standard heavy-idle heavy-hogs real)
 # real: four real servers (Debian's minetest-server) beside CPU hogs, the
 # servers' own late steps (scripts/guest/bench-real.sh)
@@ -28,3 +29,17 @@ HEAVY_ARGS=(--period-ms 50 --work-ms 20 --seed 1)
 # 0.96 x vCPUs, above the kernel's admission limit of 0.95 per CPU.
 HEAVY_DL_RUNTIME_MS=30
 
+
+# The guest halves' scheduler started last (its pid in SCHED_PID): stopped
+# with SIGINT, killed after 20 s, then sched_ext must be disabled again.
+stop_sched() {
+  [[ -n "${SCHED_PID:-}" ]] || return 0
+  kill -INT "$SCHED_PID" 2>/dev/null || true
+  local i
+  for ((i = 0; i < 200; i++)); do kill -0 "$SCHED_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$SCHED_PID" 2>/dev/null || true
+  wait "$SCHED_PID" 2>/dev/null || true
+  SCHED_PID=""
+  wait_sched_state disabled 30 && return 0
+  echo "[bench] warning: sched_ext still $(sched_state) after stopping" >&2
+}

@@ -60,13 +60,6 @@ start_sched() { # SCHEDULER: 0 when it runs (or is the kernel's), 1 skipped (SKI
     return 1
   fi
 }
-stop_sched() {
-  [[ -n "$SCHED_PID" ]] || return 0
-  kill -INT "$SCHED_PID" 2>/dev/null || true
-  wait "$SCHED_PID" 2>/dev/null || true
-  SCHED_PID=""
-  wait_sched_state disabled 30 || echo "[bench] warning: sched_ext still $(sched_state)" >&2
-}
 cell() { # SCHEDULER ROUND: measure SECS seconds, print the record
   local s=$1 round=$2 h0 h1 from to r
   [[ $s == scx_tick ]] || rm -f "$WORK/scx.jsonl"

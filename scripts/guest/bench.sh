@@ -133,18 +133,6 @@ start_sched() {
   echo "[bench] $s enabled: $(cat /sys/kernel/sched_ext/root/ops)" >&2
 }
 
-stop_sched() {
-  [[ -n "$SCHED_PID" ]] || return 0
-  kill -INT "$SCHED_PID" 2>/dev/null || true
-  local i
-  for ((i = 0; i < 200; i++)); do kill -0 "$SCHED_PID" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$SCHED_PID" 2>/dev/null || true
-  wait "$SCHED_PID" 2>/dev/null || true
-  SCHED_PID=""
-  wait_sched_state disabled 30 && return 0
-  echo "[bench] warning: sched_ext still $(sched_state) after stopping" >&2
-}
-
 # One measured window of scenario $2: its background load + tickload (+
 # cyclictest in the standard headline run) under the running scheduler;
 # prints the record.
