@@ -1,7 +1,9 @@
 //! Which tick group a thread belongs to, from /proc/<tid>/cgroup: the
 //! nearest group at or above its cgroup (`scx_tick::cgroup::nearest_group`,
 //! as the BPF policy decides it).
-//! Answers are cached for a second, so cgroup moves are seen within one.
+//! Answers are cached for a quarter second, so cgroup moves are seen within
+//! one: the operator moving a thread out expects it to stop counting at once,
+//! and a re-read four times a second per waking thread is cheap beside that.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -10,7 +12,7 @@ use scx_tick::cgroup;
 
 use crate::policy::Pid;
 
-const RECHECK_NS: u64 = 1_000_000_000;
+const RECHECK_NS: u64 = 250_000_000;
 
 /// A kernel thread, from the flags field of a /proc/<tid>/stat text.
 pub fn is_kthread(proc_stat: &str) -> bool {
@@ -78,7 +80,7 @@ impl Classifier {
     /// Drop answers nobody asked for lately (threads come and go).
     pub fn expire(&mut self, now: u64) {
         self.cache
-            .retain(|_, (_, at)| now.saturating_sub(*at) < 5 * RECHECK_NS);
+            .retain(|_, (_, at)| now.saturating_sub(*at) < 20 * RECHECK_NS);
     }
 }
 
