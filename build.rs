@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 15] = [
+const BREAKAGES: [&str; 16] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -24,6 +24,7 @@ const BREAKAGES: [&str; 15] = [
     "notickreplenish",
     "threadticks",
     "noinherit",
+    "nodemote",
 ];
 
 fn main() {

@@ -61,4 +61,8 @@
 #define SCX_TICK_BREAK_NOINHERIT 0   /* a thread joining its process's tick keeps its own deadline (wake-up + deadline) */
 #endif
 
+#ifndef SCX_TICK_BREAK_NODEMOTE
+#define SCX_TICK_BREAK_NODEMOTE 0    /* overrun work (past a missed deadline) keeps its replenished key, level with on-time ticks */
+#endif
+
 #endif /* __SCX_TICK_BREAKAGES_H */

@@ -139,6 +139,7 @@ struct task_ctx {
 	bool missed;        /* this tick's miss is already counted */
 	bool stolen;        /* this tick started away from its home */
 	bool spill_stolen;  /* ops.select_cpu preempted another CPU for it: stolen once its tick starts */
+	bool overrun;       /* its work ran on past a missed deadline: ranks a period later (runner_key) */
 	u64 tick_start;     /* wake time, or grid time of a replenished tick */
 	u64 grid;           /* where the tick started on the group's period grid: its identity */
 	u64 deadline;       /* absolute deadline of the current tick */
@@ -495,9 +496,24 @@ static u64 busy_for(struct cpu_ctx *cctx, u64 now)
  */
 static u64 runner_key(struct task_ctx *tctx, u64 ran)
 {
+	u64 key;
+
 	if (SCX_TICK_BREAK_FIFO)
 		return tctx->tick_start;
-	return tctx->deadline + tctx->tick_runtime + ran;
+	key = tctx->deadline + tctx->tick_runtime + ran;
+	/*
+	 * Overrun work (a tick still running at its deadline, and its
+	 * continuation) ranks a period behind on-time work: one server that
+	 * is always behind (a lag machine) would otherwise, on its replenished
+	 * deadlines, hold CPUs ahead of a neighbour's fresh ticks for up to a
+	 * period (beside 3 runners that never sleep, 4 others of 12 ms missed
+	 * 50 % of their ticks). It still goes before later periods' ticks, and
+	 * overrun runners take turns among themselves. Mirrors
+	 * dispatch::queue_key().
+	 */
+	if (tctx->overrun && !SCX_TICK_BREAK_NODEMOTE)
+		key += group_period(tctx->group);
+	return key;
 }
 
 static u64 queue_key(struct task_ctx *tctx)
@@ -958,6 +974,7 @@ static void set_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline)
 	tctx->started = false;
 	tctx->missed = false;
 	tctx->stolen = false;
+	tctx->overrun = false;
 }
 
 static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
@@ -1097,6 +1114,7 @@ static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 star
 			tctx->started = false;
 			tctx->missed = false;
 			tctx->stolen = false;
+			tctx->overrun = false;
 		}
 		tctx->grid = grid;
 	}
@@ -1229,10 +1247,12 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
  * starts a new tick only with a new hint; without one its tick goes on and
  * only its scheduling deadline moves. Mirrors dispatch::replenish().
  */
-static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now)
+static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now, bool ran_on)
 {
 	struct group_stats *gs = lookup_group_stats(tctx->group);
 	u64 period = group_period(tctx->group), k, hint;
+	/* it ran up to its deadline, or continues work that did: overrun */
+	bool overrun = ran_on || tctx->overrun;
 	struct proc_tick *pt;
 	/* a tick off the grid (a new thread's) puts the grid at its start */
 	u64 grid = tctx->grid ?: tctx->tick_start;
@@ -1245,19 +1265,20 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now)
 		hint = take_hint(p, tctx->group, now, gs);
 		if (!hint) {
 			tctx->deadline += k * period;
+			tctx->overrun = overrun;
 			return;
 		}
 		begin_hinted_tick(tctx, now, hint, gs);
-		return;
-	}
-	if ((pt = proc_tick_of(p, tctx->group))) {
+		return; /* a new hint: a fresh tick */
+	} else if ((pt = proc_tick_of(p, tctx->group))) {
 		/* the process's next tick, unless another of its threads moved it on */
 		proc_tick_begin(pt, tctx->grid, grid + k * period, tctx->deadline + k * period, gs);
 		proc_tick_join(tctx, pt, grid + k * period, tctx->deadline + k * period);
-		return;
+	} else {
+		learn_mspt(tctx);
+		begin_tick(tctx, grid + k * period, grid + k * period, tctx->deadline + k * period, gs);
 	}
-	learn_mspt(tctx);
-	begin_tick(tctx, grid + k * period, grid + k * period, tctx->deadline + k * period, gs);
+	tctx->overrun = overrun;
 }
 
 static void count_stolen(struct task_ctx *tctx)
@@ -1925,7 +1946,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		add_runtime(p, tctx, ran);
 		tctx->run_start = now;
 		ran = 0;
-		replenish(p, tctx, now);
+		replenish(p, tctx, now, true);
 		runner_on_cpu(p, tctx, cctx, now);
 		/*
 		 * Work waiting for this CPU (a per-CPU kthread in its local
@@ -2015,7 +2036,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		take_hint_mid_run(p, tctx, now);
 		/* its deadline passed while it waited: that tick is missed */
 		if (tctx->in_tick && !time_before(now, tctx->deadline))
-			replenish(p, tctx, now);
+			replenish(p, tctx, now, false);
 		/* homes move: a tick CPU that took it is its home now (the seed's steal) */
 		if (work_stealing && tctx->home_seen && tick_index(cpu) >= 0 &&
 		    group_may_home(tctx->group, cpu))
@@ -2066,7 +2087,7 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 		take_hint_mid_run(p, tctx, now);
 		/* still runnable at its deadline: the next tick on the grid */
 		if (tctx->in_tick && !time_before(now, tctx->deadline))
-			replenish(p, tctx, now);
+			replenish(p, tctx, now, true);
 		return;
 	}
 	/*

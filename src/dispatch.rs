@@ -194,9 +194,32 @@ pub fn poll_spill(
 /// then take turns, a quantum each: the one that ran falls behind the ones
 /// that waited, so stacked runners share the CPUs (as McNaughton's
 /// schedule does) instead of the last of them ending late; deadlines
-/// further apart than a tick's work keep EDF order.
+/// further apart than a tick's work keep EDF order. Overrun work adds a
+/// period ([`overrun_key`]).
 pub fn queue_key(deadline: u64, ran: u64) -> u64 {
     deadline.wrapping_add(ran)
+}
+
+/// Overrun work ranks a period behind on-time work (BPF: `runner_key()`):
+/// the key of a runner whose tick ran on past a missed deadline, and of
+/// that work's continuation, is [`queue_key`] plus one `period`. A server
+/// that is always behind then cannot hold CPUs on its replenished
+/// deadlines ahead of a neighbour's fresh ticks, yet still goes before the
+/// ticks of later periods, and such runners take turns among themselves.
+pub fn overrun_key(key: u64, overrun: bool, period: u64) -> u64 {
+    if overrun {
+        key.wrapping_add(period)
+    } else {
+        key
+    }
+}
+
+/// Is the tick [`replenish`] starts after a miss overrun work? Yes when the
+/// missed tick was on a CPU at its deadline (`ran_on`: its own work
+/// overran) or was overrun work itself; not when it waited for a CPU all
+/// along (it lost its time to others). A wake-up's new tick never is.
+pub fn overrun_after_miss(was_overrun: bool, ran_on: bool) -> bool {
+    was_overrun || ran_on
 }
 
 /// Does a runner with `key` preempt what a CPU runs? Other work
@@ -541,6 +564,32 @@ pub fn yields(key: u64, ran: u64, queued: Option<u64>, global: Option<u64>, park
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overrun_work_yields_to_a_neighbours_fresh_tick_but_not_to_later_ones() {
+        const MS: u64 = 1_000_000;
+        const P: u64 = 50 * MS;
+        let t = 1_000 * P;
+        // a server always behind: its tick was on a CPU at its deadline,
+        // 20 ms before a neighbour wakes, and has run 10 ms since
+        let missed = t - 20 * MS;
+        let (_, deadline) = replenish(missed - P, missed, P, missed);
+        let overrun = overrun_after_miss(false, true);
+        let key = overrun_key(queue_key(deadline, 10 * MS), overrun, P);
+        let fresh = queue_key(t + P, 0);
+        assert!(
+            preempts(fresh, Some(key)),
+            "the neighbour's fresh tick goes first"
+        );
+        // without the rule the replenished deadline would hold the CPU
+        assert!(!preempts(fresh, Some(queue_key(deadline, 10 * MS))));
+        // it still goes before the neighbour's tick a period later
+        assert!(before(key, queue_key(t + 2 * P, 0)));
+        // its next miss keeps it overrun; a runner that only waited is not
+        assert!(overrun_after_miss(overrun, false));
+        assert!(!overrun_after_miss(false, false));
+        assert_eq!(overrun_key(key, false, P), key);
+    }
 
     #[test]
     fn a_wake_up_inside_the_tick_keeps_its_deadline_and_the_next_tick_stays_on_the_grid() {
