@@ -2,7 +2,7 @@
 # which describes them in the report) and its guest half
 # (scripts/guest/bench.sh and bench-real.sh, which run them, and share
 # stop_sched). Sourced.
-ALL_SCENARIOS=(standard heavy-idle heavy-hogs real)
+ALL_SCENARIOS=(standard heavy-idle heavy-hogs capacity isolation real)
 # real: four real servers (Debian's minetest-server) beside CPU hogs, the
 # servers' own late steps (scripts/guest/bench-real.sh)
 REAL_SCHEDS=(eevdf fifo scx_tick scx_bpfland scx_flash scx_lavd)
@@ -28,6 +28,25 @@ HEAVY_ARGS=(--period-ms 50 --work-ms 20 --seed 1)
 # 1.5 x the work: 1.6 x (32 ms) would ask SCHED_DEADLINE for 3T x 0.64 =
 # 0.96 x vCPUs, above the kernel's admission limit of 0.95 per CPU.
 HEAVY_DL_RUNTIME_MS=30
+# The capacity sweep: runners of 12 ms per 50 ms (0.24 CPU each, no jitter)
+# beside 2 x vCPUs CPU hogs, counted upward from 1.5 x vCPUs in steps of
+# vCPUs / 2 to 4 x vCPUs (1.4-3.8 CPUs of tick work at 4 vCPUs); a sweep
+# stops after the first count whose misses pass 0.5 %.
+CAP_ARGS=(--period-ms 50 --work-ms 12 --seed 1)
+CAP_HELD_PCT=0.5
+# SCHED_DEADLINE runtime for 12 ms of work (1.5 x, as the heavy scenarios):
+# the kernel admits at most 0.95 x vCPUs / 0.36 runners of it.
+CAP_DL_RUNTIME_MS=18
+capacity_counts() { # vcpus
+  local v=$1 step=$(($1 / 2 > 0 ? $1 / 2 : 1)) n
+  for ((n = (3 * v + 1) / 2; n <= 4 * v; n += step)); do echo "$n"; done
+}
+# Isolation: a well-behaved server (vCPUs runners, the capacity runners'
+# work) beside vCPUs CPU hogs, alone, then beside an overloaded server in
+# its own tick group (cgroup `overloaded`): 3/4 x vCPUs runners that never
+# sleep, 70 ms of work per 50 ms tick (a lag machine).
+OVERLOADED_ARGS=(--period-ms 50 --work-ms 70 --game-server --seed 7)
+overloaded_runners() { echo $(((3 * $1 + 3) / 4)); }
 
 
 # The guest halves' scheduler started last (its pid in SCHED_PID): stopped

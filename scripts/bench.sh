@@ -21,6 +21,14 @@
 #                     heavy-idle  3T runners x 20 ms per 50 ms, no background
 #                     heavy-hogs  the same beside 2 x vCPUs CPU hogs; with
 #                                 eevdf also the floor: beside one hog
+#                     capacity    runners x 12 ms per 50 ms beside 2 x vCPUs
+#                                 CPU hogs, counted upward from 1.5 x vCPUs
+#                                 until misses pass 0.5 %, in --repeat rounds:
+#                                 each scheduler's capacity (DIR/results.md,
+#                                 DIR/capacity-NvCPU.png)
+#                     isolation   a well-behaved server (vCPUs runners x 12 ms)
+#                                 beside vCPUs CPU hogs, alone and beside an
+#                                 overloaded server in its own tick group
 #                     real        four real game servers (Debian's
 #                                 minetest-server, 12 ms of work per 50 ms
 #                                 step) beside 2 x vCPUs CPU hogs, their own
@@ -152,6 +160,12 @@ in $REPEAT round(s) that each load every scheduler in turn; the other runner cou
 - heavy-idle: \`tickload -n ${HEAVY_PER_T}T ${HEAVY_ARGS[*]}\` (1.2 x T CPUs: scx_tick-halfcores must spill over) and nothing else.
 - heavy-hogs: the same runners beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\`; with eevdf also the
   floor (heavy-floor): the same runners beside \`stress-ng --cpu 1\`.
+- capacity: \`tickload -n N ${CAP_ARGS[*]}\` beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\`, N counted
+  upward ($(capacity_counts 4 | tr '\n' ' ')at 4 vCPUs) until misses pass $CAP_HELD_PCT %, in each round;
+  SCHED_DEADLINE runtime $CAP_DL_RUNTIME_MS ms (counts past the kernel's admission limit fail).
+- isolation: \`tickload -n vCPUs ${CAP_ARGS[*]}\` beside \`stress-ng --cpu vCPUs\`, alone, then beside
+  \`tickload -n 3/4×vCPUs ${OVERLOADED_ARGS[*]}\` in the cgroup \`overloaded\` (scx_tick:
+  \`--tick-cgroup overloaded\` too), its runners under the row's policy.
 
 fifo: runners SCHED_FIFO 50; deadline: SCHED_DEADLINE, runtime $DL_RUNTIME_MS ms in standard (1.6 x the
 regular work's maximum: under TCG the kernel charges 1-3 ms per tick beyond the work, and 1.1 x
@@ -184,6 +198,8 @@ run_guests() {
       standard) cells=$((cells + counts - 1 + REPEAT)) ;;
       heavy-idle) cells=$((cells + REPEAT)) ;;
       heavy-hogs) cells=$((cells + 2 * REPEAT)) ;; # with eevdf's floor
+      capacity) cells=$((cells + 6 * REPEAT)) ;;
+      isolation) cells=$((cells + 2 * REPEAT)) ;;
     esac
   done
   while ((${#todo[@]} > 0)); do

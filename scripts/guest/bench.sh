@@ -35,7 +35,7 @@ guest_main() {
   local cg=/sys/fs/cgroup/tick work t headline heavy runners=() s n sc
   work=$(mktemp -d /tmp/bench.XXXXXX)
   cd "$work" # stress-ng wants a writable working directory
-  mkdir -p "$cg"
+  mkdir -p "$cg" "$OVERLOADED_CG"
   echo 1 >/proc/sys/kernel/bpf_stats_enabled
   # T: half the physical cores (scx_tick's default tick CPU count until
   # 2026-11-25), so every scenario keeps the size of the earlier records
@@ -87,6 +87,16 @@ guest_main() {
             if [[ $sc == heavy-hogs && $s == eevdf ]]; then
               run_once "$s" heavy-floor "$heavy" "$round" 0 "$t" "$cg"
             fi ;;
+          capacity)
+            for n in $(capacity_counts "$VCPUS"); do
+              run_once "$s" capacity "$n" "$round" 0 "$t" "$cg"
+              # held: at most CAP_HELD_PCT missed (a failed tickload ends it too)
+              python3 -c 'import json,sys; sys.exit(json.load(open("tickload.json"))["total"]["miss_pct"] > float(sys.argv[1]))' \
+                "$CAP_HELD_PCT" 2>/dev/null || break
+            done ;;
+          isolation)
+            run_once "$s" isolation-alone "$VCPUS" "$round" 0 "$t" "$cg"
+            run_once "$s" isolation-beside "$VCPUS" "$round" 0 "$t" "$cg" ;;
         esac
       done
       stop_sched
@@ -97,6 +107,8 @@ guest_main() {
 }
 
 SCHED_PID="" SKIP_WHY=""
+# the isolation scenario's overloaded server: its own tick group
+OVERLOADED_CG=/sys/fs/cgroup/overloaded
 
 # Start scheduler $1 (nothing for the kernel's own policies). On failure
 # set SKIP_WHY and return 1.
@@ -118,6 +130,9 @@ start_sched() {
       fi
       cmd=("$PEER_DIR/bin/$s") ;;
   esac
+  if [[ $s == scx_tick* && " ${SCENARIO_LIST[*]} " == *" isolation "* ]]; then
+    cmd+=(--tick-cgroup overloaded)
+  fi
   if [[ "$(sched_state)" != disabled ]]; then
     SKIP_WHY="another sched_ext scheduler is still enabled"
     return 1
@@ -144,6 +159,8 @@ run_once() {
     heavy-idle) tick_args=("${HEAVY_ARGS[@]}") dl_ms=$HEAVY_DL_RUNTIME_MS hogs=0 storm=0 ;;
     heavy-hogs) tick_args=("${HEAVY_ARGS[@]}") dl_ms=$HEAVY_DL_RUNTIME_MS storm=0 ;;
     heavy-floor) tick_args=("${HEAVY_ARGS[@]}") dl_ms=$HEAVY_DL_RUNTIME_MS hogs=1 storm=0 ;;
+    capacity) tick_args=("${CAP_ARGS[@]}") dl_ms=$CAP_DL_RUNTIME_MS storm=0 ;;
+    isolation-*) tick_args=("${CAP_ARGS[@]}") dl_ms=$CAP_DL_RUNTIME_MS hogs=$VCPUS storm=0 ;;
   esac
   case "$s" in
     fifo) policy=(--policy fifo --fifo-prio 50); cyc_pol=fifo ;;
@@ -152,7 +169,7 @@ run_once() {
     scx_*) scx=1 ;;
   esac
   echo "[bench] run $s $n $sc $rep" >&2 # the host's watchdog reads these
-  rm -f stress.out hackbench.count cyclictest.out tickload.json bpf-*.json sched-*.stat
+  rm -f stress.out hackbench.count cyclictest.out tickload.json overloaded.json bpf-*.json sched-*.stat
   if [[ $scx -eq 1 ]]; then
     bpftool -j prog show >bpf-before.json
     cat "/proc/$SCHED_PID/stat" >sched-before.stat 2>/dev/null || true
@@ -186,10 +203,21 @@ run_once() {
     ) >cyclictest.out 2>&1 &
     bg+=($!)
   fi
-  local tl_rc=0
+  local tl_rc=0 over=""
+  if [[ $sc == isolation-beside ]]; then
+    # the overloaded server, its runners under the same policy as the others
+    timeout -k 5 $((SECS + 60)) "$BIN/tickload" -n "$(overloaded_runners "$VCPUS")" \
+      "${OVERLOADED_ARGS[@]}" --duration-s "$SECS" --cgroup "$OVERLOADED_CG" "${policy[@]}" \
+      --json >overloaded.json 2>overloaded.err &
+    over=$!
+  fi
   timeout -k 5 $((SECS + 60)) "$BIN/tickload" -n "$n" "${tick_args[@]}" --duration-s "$SECS" --cgroup "$cg" "${policy[@]}" \
     --json >tickload.json 2>tickload.err || tl_rc=$?
   if ((${#bg[@]} > 0)); then wait "${bg[@]}" 2>/dev/null || true; fi
+  if [[ -n $over ]] && ! wait "$over"; then
+    echo "[bench] $s, $sc: the overloaded server's tickload failed: $(tail -1 overloaded.err)" >&2
+    rm -f overloaded.json
+  fi
   if [[ $scx -eq 1 ]]; then
     bpftool -j prog show >bpf-after.json
     cat "/proc/$SCHED_PID/stat" >sched-after.stat 2>/dev/null || true
@@ -204,6 +232,7 @@ run_once() {
   fi
   rec+=(--tickload tickload.json)
   if ((hogs > 0)); then rec+=(--stress stress.out); fi
+  if [[ -s overloaded.json ]]; then rec+=(--overloaded overloaded.json); fi
   if ((storm)); then rec+=(--hackbench-runs "$(cat hackbench.count 2>/dev/null || echo 0)"); fi
   if [[ $headline -eq 1 ]]; then rec+=(--cyclictest cyclictest.out --cyclictest-policy "$cyc_pol"); fi
   if [[ $scx -eq 1 ]]; then rec+=(--bpf-before bpf-before.json --bpf-after bpf-after.json); fi

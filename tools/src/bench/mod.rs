@@ -1,5 +1,6 @@
 //! The benchmark's pure parts (used by `benchreport`): reading what the guest
 //! measured, and turning the records into tables.
 
+pub mod capacity;
 pub mod parse;
 pub mod report;

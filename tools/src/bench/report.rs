@@ -49,6 +49,15 @@ pub enum Scenario {
     /// EEVDF only: the heavy runners beside one CPU hog, the uncontended
     /// floor heavy-hogs is measured against.
     HeavyFloor,
+    /// Runners x 12 ms per 50 ms (no jitter) beside 2 x vCPUs CPU hogs,
+    /// the count swept upward until misses pass 0.5 % (`capacity`).
+    Capacity,
+    /// A well-behaved server (vCPUs runners x 12 ms per 50 ms) beside
+    /// vCPUs CPU hogs, alone.
+    IsolationAlone,
+    /// The same beside an overloaded server in its own tick group (3/4 x
+    /// vCPUs runners that never sleep, 70 ms of work per 50 ms tick).
+    IsolationBeside,
 }
 
 impl Scenario {
@@ -58,6 +67,9 @@ impl Scenario {
             Scenario::HeavyIdle => "heavy-idle",
             Scenario::HeavyHogs => "heavy-hogs",
             Scenario::HeavyFloor => "heavy-floor",
+            Scenario::Capacity => "capacity",
+            Scenario::IsolationAlone => "isolation-alone",
+            Scenario::IsolationBeside => "isolation-beside",
         }
     }
 
@@ -106,6 +118,10 @@ pub struct RunRecord {
     /// userspace mode pays for deciding in userspace.
     #[serde(default)]
     pub sched_process_cpu_pct: Option<f64>,
+    /// isolation-beside: the CPUs the overloaded server's runners got (its
+    /// ticks x their work, over the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overloaded_cpus: Option<f64>,
 }
 
 /// The repetitions of one cell: their median and range.
@@ -165,7 +181,7 @@ pub fn ratio(x: Option<f64>, base: Option<f64>) -> String {
     }
 }
 
-fn num(x: Option<f64>, digits: usize) -> String {
+pub fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("-".into(), |v| format!("{v:.digits$}"))
 }
 
@@ -197,6 +213,8 @@ pub enum Cell {
     Headline,
     Runners(usize),
     Scenario(Scenario),
+    /// A scenario's runs at one runner count (capacity).
+    At(Scenario, usize),
 }
 
 /// The measured runs (repetitions) of one scheduler's cell.
@@ -213,15 +231,16 @@ pub fn cell<'a>(
             Cell::Headline => r.scenario == Scenario::Standard && r.headline,
             Cell::Runners(n) => r.scenario == Scenario::Standard && r.runners == n,
             Cell::Scenario(s) => r.scenario == s,
+            Cell::At(s, n) => r.scenario == s && r.runners == n,
         })
         .collect()
 }
 
-fn cell_spread(runs: &[&RunRecord], f: impl Fn(&RunRecord) -> Option<f64>) -> Option<Spread> {
+pub fn cell_spread(runs: &[&RunRecord], f: impl Fn(&RunRecord) -> Option<f64>) -> Option<Spread> {
     spread(&runs.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
 }
 
-fn cell_median(runs: &[&RunRecord], f: impl Fn(&RunRecord) -> Option<f64>) -> Option<f64> {
+pub fn cell_median(runs: &[&RunRecord], f: impl Fn(&RunRecord) -> Option<f64>) -> Option<f64> {
     cell_spread(runs, f).map(|s| s.median)
 }
 

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use plotters::prelude::*;
+use scx_tick_tools::bench::capacity;
 use scx_tick_tools::bench::parse::{
     bpf_overhead, bpftool_progs, cyclictest_summary, process_cpu_pct, stress_ng_bogo_ops_per_s,
 };
@@ -83,6 +84,9 @@ struct RecordArgs {
     sched_stat_before: Option<PathBuf>,
     #[arg(long)]
     sched_stat_after: Option<PathBuf>,
+    /// isolation-beside: the overloaded server's tickload --json output.
+    #[arg(long)]
+    overloaded: Option<PathBuf>,
 }
 
 fn read(p: &Path) -> Result<String> {
@@ -107,6 +111,13 @@ fn record(a: &RecordArgs) -> Result<()> {
             .with_context(|| format!("{} is not tickload --json output", p.display()))?;
         r.ticks = serde_json::from_value::<Summary>(v["total"].clone())?;
         r.lateness_quantiles_ms = serde_json::from_value(v["lateness_quantiles_ms"].clone())?;
+    }
+    if let Some(p) = &a.overloaded {
+        let v: serde_json::Value = serde_json::from_str(&read(p)?)
+            .with_context(|| format!("{} is not tickload --json output", p.display()))?;
+        let ticks = v["ticks"].as_f64().unwrap_or(0.0);
+        let work_ms = v["config"]["work_ms"].as_f64().unwrap_or(0.0);
+        r.overloaded_cpus = Some(ticks * work_ms / 1000.0 / a.duration_s);
     }
     if let Some(p) = &a.stress {
         r.bogo_ops_per_s = stress_ng_bogo_ops_per_s(&read(p)?);
@@ -224,6 +235,40 @@ fn report(dir: &Path) -> Result<()> {
                     "\n![start lateness, {}, {v} vCPUs]({png})\n",
                     scenario.name()
                 ));
+            }
+        }
+        let cap = capacity::capacity_table(&records, v);
+        if !cap.is_empty() {
+            md.push_str(
+                "\n### capacity: runners x 12 ms per 50 ms beside 2 x vCPUs CPU hogs, swept \
+                 upward until misses pass 0.5 %\n\nCapacity is the most runners held (median \
+                 miss % <= 0.5 at that count and every smaller one); a sweep stops after the \
+                 first count that fails, so a failed count shows only the rounds that reached \
+                 it.\n\n",
+            );
+            md.push_str(&cap);
+            if plots.is_ok() {
+                let png = format!("capacity-{v}vcpu.png");
+                plot_capacity(&records, v, &dir.join(&png))?;
+                md.push_str(&format!(
+                    "\n![miss % by CPUs of tick work, {v} vCPUs]({png})\n"
+                ));
+            }
+        }
+        let iso = capacity::isolation_table(&records, v);
+        if !iso.is_empty() {
+            md.push_str(
+                "\n### isolation: a well-behaved server (vCPUs runners x 12 ms per 50 ms) beside \
+                 vCPUs CPU hogs, alone and beside an overloaded server in its own tick group \
+                 (3/4 x vCPUs runners that never sleep, 70 ms per 50 ms tick)\n\n",
+            );
+            md.push_str(&iso);
+        }
+        let extra = capacity::targets(&records, v);
+        if !extra.is_empty() {
+            md.push_str("\n### Capacity and isolation targets (issue 27), against the medians\n\n");
+            for t in extra {
+                md.push_str(&format!("- {t}\n"));
             }
         }
         md.push_str("\n### Targets (issue 12), checked against the medians\n\n");
@@ -401,6 +446,61 @@ fn plot_scaling(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> {
     chart
         .configure_mesh()
         .x_desc("tick runners")
+        .y_desc("deadline misses (%)")
+        .label_style(("sans-serif", 14))
+        .draw()?;
+    for (name, pts) in lines {
+        let c = rgb(&name);
+        chart
+            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], c.stroke_width(2)));
+        chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font(("sans-serif", 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// Miss % against the CPUs of tick work the runners ask for (capacity
+/// scenario), one line per scheduler, medians over the rounds.
+fn plot_capacity(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> {
+    let lines: Vec<(String, Vec<(f64, f64)>)> = schedulers(records)
+        .into_iter()
+        .map(|name| {
+            let pts = capacity::points(records, vcpus, &name);
+            (name, pts)
+        })
+        .filter(|(_, pts)| !pts.is_empty())
+        .collect();
+    let max_x = lines
+        .iter()
+        .flat_map(|l| l.1.iter().map(|p| p.0))
+        .fold(1.0f64, f64::max);
+    let max_miss = lines
+        .iter()
+        .flat_map(|l| l.1.iter().map(|p| p.1))
+        .fold(1.0f64, f64::max);
+    let root = BitMapBackend::new(out, (1100, 700)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Deadline misses by CPUs of tick work beside CPU hogs, {vcpus} vCPUs"),
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0.0..max_x * 1.05, 0.0..(max_miss * 1.1).min(100.0))?;
+    chart
+        .configure_mesh()
+        .x_desc("CPUs of tick work (runners x 12 ms / 50 ms)")
         .y_desc("deadline misses (%)")
         .label_style(("sans-serif", 14))
         .draw()?;
