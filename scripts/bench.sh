@@ -23,7 +23,7 @@
 #                                 eevdf also the floor: beside one hog
 #                     capacity    runners x 12 ms per 50 ms beside 2 x vCPUs
 #                                 CPU hogs, counted upward from 1.5 x vCPUs
-#                                 until misses pass 0.5 %, in --repeat rounds:
+#                                 until misses pass 5 %, in --repeat rounds:
 #                                 each scheduler's capacity (DIR/results.md,
 #                                 DIR/capacity-NvCPU.png)
 #                     isolation   a well-behaved server (vCPUs runners x 12 ms)
@@ -161,7 +161,7 @@ in $REPEAT round(s) that each load every scheduler in turn; the other runner cou
 - heavy-hogs: the same runners beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\`; with eevdf also the
   floor (heavy-floor): the same runners beside \`stress-ng --cpu 1\`.
 - capacity: \`tickload -n N ${CAP_ARGS[*]}\` beside \`stress-ng --cpu $HOGS_PER_CPU×vCPUs\`, N counted
-  upward ($(capacity_counts 4 | tr '\n' ' ')at 4 vCPUs) until misses pass $CAP_HELD_PCT %, in each round;
+  upward ($(capacity_counts 4 | tr '\n' ' ')at 4 vCPUs) in each round until misses pass $CAP_STOP_PCT % (held: at most $CAP_HELD_PCT %);
   SCHED_DEADLINE runtime $CAP_DL_RUNTIME_MS ms (counts past the kernel's admission limit fail).
 - isolation: \`tickload -n vCPUs ${CAP_ARGS[*]}\` beside \`stress-ng --cpu vCPUs\`, alone, then beside
   \`tickload -n 3/4×vCPUs ${OVERLOADED_ARGS[*]}\` in the cgroup \`overloaded\` (scx_tick:

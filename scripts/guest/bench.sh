@@ -90,9 +90,9 @@ guest_main() {
           capacity)
             for n in $(capacity_counts "$VCPUS"); do
               run_once "$s" capacity "$n" "$round" 0 "$t" "$cg"
-              # held: at most CAP_HELD_PCT missed (a failed tickload ends it too)
+              # on while at most CAP_STOP_PCT missed (a failed tickload ends it too)
               python3 -c 'import json,sys; sys.exit(json.load(open("tickload.json"))["total"]["miss_pct"] > float(sys.argv[1]))' \
-                "$CAP_HELD_PCT" 2>/dev/null || break
+                "$CAP_STOP_PCT" 2>/dev/null || break
             done ;;
           isolation)
             run_once "$s" isolation-alone "$VCPUS" "$round" 0 "$t" "$cg"

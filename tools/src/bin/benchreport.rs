@@ -241,10 +241,10 @@ fn report(dir: &Path) -> Result<()> {
         if !cap.is_empty() {
             md.push_str(
                 "\n### capacity: runners x 12 ms per 50 ms beside 2 x vCPUs CPU hogs, swept \
-                 upward until misses pass 0.5 %\n\nCapacity is the most runners held (median \
-                 miss % <= 0.5 at that count and every smaller one); a sweep stops after the \
-                 first count that fails, so a failed count shows only the rounds that reached \
-                 it.\n\n",
+                 upward\n\nCapacity is the most runners held (median miss % <= 0.5 at that \
+                 count and every smaller one). A round's sweep stops after a count that misses \
+                 more than 5 %, so the counts above one show only the rounds that reached \
+                 them.\n\n",
             );
             md.push_str(&cap);
             if plots.is_ok() {
