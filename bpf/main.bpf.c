@@ -762,41 +762,51 @@ static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u
 	return true;
 }
 
+/* What a runner with key @key found on a CPU it might preempt (free_for_runner()). */
+enum { CPU_BUSY, CPU_RUNS_LATER_RUNNER, CPU_RUNS_OTHER };
+
 /*
- * @cpu runs other work @p may preempt: no runner, no share owed or running,
- * and nothing waiting in its local queue, which a runner put at its head
- * would overtake (runners waking there one after another would starve it).
+ * May @p (queue key @key) preempt @cpu? It runs other work, or a runner
+ * with a clearly later key (overrun work, a later deadline: EDF across
+ * CPUs), with no share owed or running, and nothing waiting in its local
+ * queue, which a runner put at its head would overtake (runners waking
+ * there one after another would starve it).
  */
-static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
+static int free_for_runner(struct task_struct *p, u32 cpu, u64 now, u64 key)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
 	if (SCX_TICK_BREAK_NOSPILL && tick_index(cpu) < 0)
-		return false;
-	return cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !cctx->running_tick &&
-	       !in_share(cctx, now) && !other_owed(cctx, now) &&
-	       scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) <= 0;
+		return CPU_BUSY;
+	if (!cctx || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || !may_preempt(cctx, key, now) ||
+	    other_owed(cctx, now) || scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) > 0)
+		return CPU_BUSY;
+	if (!cctx->running_tick)
+		return CPU_RUNS_OTHER;
+	return SCX_TICK_BREAK_NOCROSSPREEMPT ? CPU_BUSY : CPU_RUNS_LATER_RUNNER;
 }
 
 /*
- * A CPU near @near running other work that @p may preempt: @self first if
- * given (a wake-up handled there: another CPU would need an IPI, and in a
- * guest the vCPU it wakes may first wait for a host core), else the same
- * LLC first. Never @near itself (the home, busy with runners), nor this
- * CPU otherwise: between two tasks it looks free, and a runner put at the
- * head of its local queue would overtake the EDF queue for good.
- * Probes at most MAX_PROBES * 4 CPUs; -1 when every CPU @p may use runs a
- * runner.
+ * A CPU near @near that @p (queue key @key) may preempt, running other
+ * work (first) or a runner with a clearly later key (overrun work, which
+ * would otherwise hold a CPU while an on-time tick waits for one): @self
+ * first if given (a wake-up handled there: another CPU would need an IPI,
+ * and in a guest the vCPU it wakes may first wait for a host core), else
+ * the same LLC first. Never @near itself (the home, busy with runners),
+ * nor this CPU otherwise: between two tasks it looks free, and a runner
+ * put at the head of its local queue would overtake the EDF queue for
+ * good. Probes at most MAX_PROBES * 4 CPUs; -1 when none may be preempted.
  */
-static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
+static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now, u64 key)
 {
 	u32 nr = scx_bpf_nr_cpu_ids(), want = llc_of(near), probes = 0, i;
 	u32 here = bpf_get_smp_processor_id();
-	s32 best = -1;
+	s32 best = -1, runner = -1;
+	int f;
 
 	if (SCX_TICK_BREAK_NOSTEAL)
 		return -1;
-	if (self >= 0 && self != near && free_for_runner(p, self, now))
+	if (self >= 0 && self != near && free_for_runner(p, self, now, key) == CPU_RUNS_OTHER)
 		return self;
 	bpf_for(i, 0, MAX_PROBES * 4) {
 		u32 c;
@@ -804,16 +814,23 @@ static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
 		if (i >= nr)
 			break;
 		c = ((u32)near + 1 + i) % nr;
-		if (c == (u32)near || c == here || !free_for_runner(p, c, now))
+		if (c == (u32)near || c == here)
 			continue;
-		if (llc_of(c) == want)
+		f = free_for_runner(p, c, now, key);
+		if (f == CPU_BUSY)
+			continue;
+		if (f == CPU_RUNS_LATER_RUNNER) {
+			if (runner < 0)
+				runner = c;
+		} else if (llc_of(c) == want) {
 			return c;
-		if (best < 0)
+		} else if (best < 0) {
 			best = c;
+		}
 		if (++probes >= MAX_PROBES)
 			break;
 	}
-	return best;
+	return best >= 0 ? best : runner;
 }
 
 /* Spill-over onto another CPU near @near running other work, which is preempted. */
@@ -821,7 +838,7 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 {
 	s32 self = (enq_flags & SCX_ENQ_WAKEUP) ? bpf_get_smp_processor_id() : -1;
 	u64 now = clock_now();
-	s32 best = preempt_target(p, near, self, now);
+	s32 best = preempt_target(p, near, self, now, queue_key(tctx));
 
 	if (best < 0)
 		return false;
@@ -1367,7 +1384,8 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	wait = wait_at(home, queue_key(tctx), now);
 	if ((wait || home_runs_runner(home)) && spill_idle(p, tctx, home, enq_flags))
 		return;
-	if (is_stealable(tctx, now, wait) && spill_preempt(p, tctx, home, enq_flags)) {
+	/* overrun work takes idle CPUs, but no other CPU's work */
+	if (!tctx->overrun && is_stealable(tctx, now, wait) && spill_preempt(p, tctx, home, enq_flags)) {
 		count_stolen(tctx);
 		return;
 	}
@@ -1448,9 +1466,9 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 		return home;
 	if (cpu < 0) {
 		/* predicted to start late at home (the tick starts now): preempt other work */
-		if (!starts_late(now, now, wait))
+		if (!starts_late(now, now, wait) || (tctx->overrun && key == runner_key(tctx, 0)))
 			return home;
-		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now);
+		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now, key);
 		if (cpu < 0)
 			return home;
 		flags = SCX_ENQ_PREEMPT;

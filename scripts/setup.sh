@@ -20,7 +20,8 @@ SUDO=""
 HOST_PKGS=(clang-19 llvm-19 libclang1-19 libelf-dev zlib1g-dev pkg-config libseccomp-dev
   busybox-static cpio xz-utils stress-ng rt-tests procps kmod python3
   python3-venv udev systemd
-  minetest-server) # a real tick server for the scenarios (tests/servers/minetest.sh)
+  minetest-server # a real tick server for the scenarios (tests/servers/minetest.sh)
+  openjdk-17-jdk-headless) # the real JVM of vm/installed_service_follows_server_restart
 # Newer tools from bookworm-backports (built against bookworm's libc).
 BPO_PKGS=(qemu-system-x86 bpftool)
 

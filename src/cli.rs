@@ -38,6 +38,18 @@ pub enum Command {
     /// selects its tick threads (those that work every tick, and those that
     /// wake at its tick rate).
     Suggest(SuggestArgs),
+    /// List the processes and threads a configuration selects right now
+    /// (a file, or the same flags as a run), group by group, and why a
+    /// group selects nothing, without loading anything.
+    Match(Box<MatchArgs>),
+}
+
+#[derive(Debug, Args)]
+pub struct MatchArgs {
+    /// The configuration file (as --config FILE).
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]
@@ -95,7 +107,7 @@ pub struct TopologyArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
     /// TOML configuration file; flags given as well override its values.
     #[arg(long, value_name = "FILE")]
@@ -245,14 +257,48 @@ pub fn finish(result: anyhow::Result<()>) -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            let msg = format!("{e:#}");
-            log::error!(
-                "{}",
-                msg.lines().map(str::trim).collect::<Vec<_>>().join(" ")
-            );
-            std::process::ExitCode::from(EXIT_ERROR)
+            log::error!("{}", error_line(&e));
+            std::process::ExitCode::from(exit_status(&e))
         }
     }
+}
+
+/// A bad configuration (file or flags), refused before anything is
+/// loaded: exit status [`EXIT_USAGE`], as clap's usage errors, which a
+/// service does not retry (the unit's `RestartPreventExitStatus`).
+#[derive(Debug)]
+pub struct BadConfig;
+
+impl std::fmt::Display for BadConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("bad configuration")
+    }
+}
+
+impl std::error::Error for BadConfig {}
+
+/// Mark `e` as a bad configuration.
+pub fn bad_config(e: anyhow::Error) -> anyhow::Error {
+    e.context(BadConfig)
+}
+
+pub fn exit_status(e: &anyhow::Error) -> u8 {
+    if e.downcast_ref::<BadConfig>().is_some() {
+        EXIT_USAGE
+    } else {
+        EXIT_ERROR
+    }
+}
+
+/// The error and its causes in one line (the marker, the outermost
+/// context, left out).
+fn error_line(e: &anyhow::Error) -> String {
+    let skip = usize::from(e.downcast_ref::<BadConfig>().is_some());
+    let msg = (e.chain().skip(skip))
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(": ");
+    msg.lines().map(str::trim).collect::<Vec<_>>().join(" ")
 }
 
 /// Whether `e` is, anywhere in its chain, a write to a closed pipe (EPIPE).
@@ -265,6 +311,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Exit statuses (README "Exit status").
 pub const EXIT_ERROR: u8 = 1;
+/// A command-line usage error (clap's own status) or a bad configuration.
+pub const EXIT_USAGE: u8 = 2;
 
 pub fn init_logging(verbose: u8) {
     init_logging_to(verbose, None);
@@ -355,6 +403,16 @@ mod tests {
         ))));
         assert!(!is_broken_pipe(&anyhow::anyhow!("Broken pipe")));
         assert_eq!(finish(Err(epipe())), std::process::ExitCode::SUCCESS);
+    }
+
+    #[test]
+    fn a_bad_configuration_exits_2_with_its_own_message() {
+        let e = bad_config(anyhow::anyhow!("inner").context("group \"w\": period_ms = -5"));
+        assert_eq!(exit_status(&e), EXIT_USAGE);
+        assert_eq!(error_line(&e), "group \"w\": period_ms = -5: inner");
+        let e = anyhow::anyhow!("the kernel ejected it");
+        assert_eq!(exit_status(&e), EXIT_ERROR);
+        assert_eq!(error_line(&e), "the kernel ejected it");
     }
 
     #[test]

@@ -229,7 +229,8 @@ impl ThreadSelect {
         self.thread_name.as_ref().is_none_or(|r| r.is_match(comm))
     }
 
-    fn describe(&self) -> String {
+    /// "process ~ /java/, thread_name ~ /^Region/".
+    pub fn describe(&self) -> String {
         let mut parts = Vec::new();
         for (k, r) in [
             ("process", &self.process),

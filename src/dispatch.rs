@@ -294,13 +294,18 @@ pub struct HomeState {
 /// local queue, which the runner would overtake). Home and its cache stay
 /// the first choice otherwise. (BPF makes a wake-up's choice in
 /// `ops.select_cpu`, so the runner is never queued on its busy home first.)
+/// `preemptible`: a CPU running other work (preferred) or a runner with a
+/// clearly later key ([`preempts`]: overrun work, a later deadline).
+/// Overrun work (`overrun`) takes idle CPUs but preempts none: an
+/// overloaded server must not take CPUs from other work either.
 pub fn place(
     policy: Policy,
     now: u64,
     tick_start: u64,
     home: HomeState,
     idle: Option<usize>,
-    other_work: Option<usize>,
+    preemptible: Option<usize>,
+    overrun: bool,
 ) -> Place {
     let wait = home.wait;
     if wait == 0 && !home.runs_runner {
@@ -309,8 +314,8 @@ pub fn place(
     if let Some(cpu) = idle {
         return Place::Idle(cpu);
     }
-    match other_work {
-        Some(cpu) if is_stealable(tick_start, now, wait, policy.steal_threshold_ns) => {
+    match preemptible {
+        Some(cpu) if !overrun && is_stealable(tick_start, now, wait, policy.steal_threshold_ns) => {
             Place::Preempt(cpu)
         }
         _ => Place::Home,
@@ -1036,35 +1041,35 @@ mod tests {
         };
         // behind another runner at home: an idle CPU, at once
         assert_eq!(
-            place(POLICY, NOW, NOW, waits(2 * MS), Some(3), Some(2)),
+            place(POLICY, NOW, NOW, waits(2 * MS), Some(3), Some(2), false),
             Place::Idle(3)
         );
         assert_eq!(
-            place(POLICY, NOW, NOW, waits(1), Some(3), None),
+            place(POLICY, NOW, NOW, waits(1), Some(3), None, false),
             Place::Idle(3)
         );
         // it would preempt a runner at home: an idle CPU instead
         assert_eq!(
-            place(POLICY, NOW, NOW, waits(0), Some(3), None),
+            place(POLICY, NOW, NOW, waits(0), Some(3), None, false),
             Place::Idle(3)
         );
         // ... and with no idle CPU the EDF preemption at home
         assert_eq!(
-            place(POLICY, NOW, NOW, waits(0), None, Some(2)),
+            place(POLICY, NOW, NOW, waits(0), None, Some(2), false),
             Place::Home
         );
         // predicted to start late at home: other work is preempted for it
         assert_eq!(
-            place(POLICY, NOW, NOW, waits(20 * MS), None, Some(2)),
+            place(POLICY, NOW, NOW, waits(20 * MS), None, Some(2), false),
             Place::Preempt(2)
         );
         // within the threshold, other work keeps its CPU
         assert_eq!(
-            place(POLICY, NOW, NOW, waits(2 * MS), None, Some(2)),
+            place(POLICY, NOW, NOW, waits(2 * MS), None, Some(2), false),
             Place::Home
         );
         assert_eq!(
-            place(POLICY, NOW, NOW, waits(20 * MS), None, None),
+            place(POLICY, NOW, NOW, waits(20 * MS), None, None, false),
             Place::Home
         );
         // home free (idle or other work) and nobody queued: home and its cache
@@ -1072,7 +1077,19 @@ mod tests {
             wait: 0,
             runs_runner: false,
         };
-        assert_eq!(place(POLICY, NOW, NOW, free, Some(3), Some(2)), Place::Home);
+        assert_eq!(
+            place(POLICY, NOW, NOW, free, Some(3), Some(2), false),
+            Place::Home
+        );
+        // overrun work predicted late: an idle CPU, but no preemption
+        assert_eq!(
+            place(POLICY, NOW, NOW, waits(20 * MS), None, Some(2), true),
+            Place::Home
+        );
+        assert_eq!(
+            place(POLICY, NOW, NOW, waits(20 * MS), Some(3), Some(2), true),
+            Place::Idle(3)
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod config_fuzz;
 pub mod dispatch;
 pub mod hints;
 pub mod loader;
+pub mod matching;
 pub mod membership;
 pub mod pinning;
 pub mod report;

@@ -18,7 +18,7 @@ use log::{debug, info, warn};
 use scx_utils::{UserExitInfo, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
 use crate::bpf::{BpfSkel, BpfSkelBuilder, intf};
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, bad_config};
 use crate::config::Plan;
 use crate::hints::Hints;
 use crate::membership::{Membership, Table};
@@ -32,8 +32,8 @@ use crate::trace::{self, TraceSink};
 const MAX_CPUS: usize = intf::tick_consts_MAX_CPUS as usize;
 
 pub fn run(args: &RunArgs) -> Result<()> {
-    let mut plan = plan(args)?;
-    check_outputs(args)?;
+    let mut plan = plan(args).map_err(bad_config)?;
+    check_outputs(args).map_err(bad_config)?;
     preflight()?;
 
     info!("scx_tick {}", crate::version());
@@ -355,6 +355,7 @@ impl<'a> Scheduler<'a> {
             }
             // The scx_stats server and the metrics endpoint see 1 s windows.
             if snap_at.elapsed() >= Duration::from_secs(1) {
+                out.reporter.set_runners(membership.runner_counts());
                 *last = Snapshot::read(&self.skel, base)?;
                 let secs = snap_at.elapsed().as_secs_f64();
                 *out.shared.lock().unwrap() =

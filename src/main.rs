@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use scx_tick::{cli, loader, report, startup, suggest, tagging, userspace};
+use scx_tick::{cli, loader, matching, report, startup, suggest, tagging, userspace};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Some(cli::Command::Tag(args)) => tagging::tag(args),
         Some(cli::Command::Untag(args)) => tagging::untag(args),
         Some(cli::Command::Suggest(args)) => suggest::run(args),
+        Some(cli::Command::Match(args)) => matching::run(args),
     };
     cli::finish(result)
 }

@@ -60,6 +60,19 @@ struct Proc {
     comm: String,
     domain: PathBuf,
     child: PathBuf,
+    /// When it first matched, and whether its having no runner was said.
+    seen: Instant,
+    no_runner_said: bool,
+}
+
+/// A matched process may start its tick threads late (a JVM names them
+/// after loading its world): its having none is said after this long.
+const NO_RUNNER_GRACE: Duration = Duration::from_secs(30);
+
+/// Is it time to say that a matched process has no runner? Once, after
+/// [`NO_RUNNER_GRACE`] without one.
+fn says_no_runner(runners: usize, matched_for: Duration, said: bool) -> bool {
+    runners == 0 && !said && matched_for >= NO_RUNNER_GRACE
 }
 
 enum Source {
@@ -81,7 +94,14 @@ struct Entry {
     name: String,
     value: intf::tick_group,
     source: Source,
+    /// Since when it has had no runner thread, and whether that was said.
+    empty_since: Option<Instant>,
+    empty_said: bool,
 }
+
+/// A group without a runner thread for this long is said (once; again
+/// after it had runners).
+const EMPTY_GROUP_GRACE: Duration = Duration::from_secs(60);
 
 pub struct Membership {
     root: PathBuf,
@@ -118,6 +138,96 @@ fn start_time(pid: u32) -> Option<u64> {
     parse_start_time(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// Every process id now.
+pub fn all_pids() -> Vec<u32> {
+    list_ids("/proc")
+}
+
+/// scx_tick itself and its ancestors up to init (sudo, a shell): their
+/// command lines may contain the very patterns a group looks for.
+pub fn own_lineage() -> BTreeSet<u32> {
+    let mut ours = BTreeSet::new();
+    let mut pid = std::process::id();
+    while pid > 1 && ours.insert(pid) {
+        let Some(ppid) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                let rest = s[s.rfind(')')? + 1..].to_string();
+                rest.split_whitespace().nth(1)?.parse().ok()
+            })
+        else {
+            break;
+        };
+        pid = ppid;
+    }
+    ours
+}
+
+/// The processes among `pids` that `select` matches now, but `skip`:
+/// pid -> (start time, name). Kernel threads (no command line) never do.
+pub fn matching_processes(
+    select: &ThreadSelect,
+    pids: &[u32],
+    skip: &BTreeSet<u32>,
+) -> BTreeMap<u32, (u64, String)> {
+    let mut matched = BTreeMap::new();
+    for &pid in pids {
+        if skip.contains(&pid) {
+            continue;
+        }
+        let Some(comm) = read_comm(&format!("/proc/{pid}/comm")) else {
+            continue;
+        };
+        if select.process.as_ref().is_some_and(|r| !r.is_match(&comm)) {
+            continue;
+        }
+        let cmdline = read_cmdline(pid);
+        if cmdline.is_empty() || !select.process_matches(&comm, &cmdline) {
+            continue;
+        }
+        if let Some(start) = start_time(pid) {
+            matched.insert(pid, (start, comm));
+        }
+    }
+    matched
+}
+
+/// A process's threads now, with their names (15 bytes, as the kernel
+/// keeps them).
+pub fn threads_of(pid: u32) -> Vec<(u32, String)> {
+    list_ids(&format!("/proc/{pid}/task"))
+        .into_iter()
+        .filter_map(|tid| Some((tid, read_comm(&format!("/proc/{pid}/task/{tid}/comm"))?)))
+        .collect()
+}
+
+/// The distinct names among `names`, in first-seen order, a repeated one
+/// with its count ("Netty Epoll Ser x4"), at most `max` of them.
+pub fn name_summary<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) -> String {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for n in names {
+        match seen.iter_mut().find(|(s, _)| *s == n) {
+            Some((_, c)) => *c += 1,
+            None => seen.push((n, 1)),
+        }
+    }
+    let mut out: Vec<String> = seen
+        .iter()
+        .take(max)
+        .map(|(n, c)| {
+            if *c > 1 {
+                format!("{n:?} x{c}")
+            } else {
+                format!("{n:?}")
+            }
+        })
+        .collect();
+    if seen.len() > max {
+        out.push(format!("and {} more", seen.len() - max));
+    }
+    out.join(", ")
+}
+
 fn read_comm(path: &str) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
@@ -143,6 +253,19 @@ fn list_ids(dir: &str) -> Vec<u32> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// How many threads `dir` and the cgroups below it hold.
+pub fn threads_below(dir: &Path) -> usize {
+    let mut n = 0;
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        n += threads_in(&d).len();
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            dirs.extend(rd.flatten().filter(|e| e.path().is_dir()).map(|e| e.path()));
+        }
+    }
+    n
 }
 
 fn threads_in(dir: &Path) -> BTreeSet<u32> {
@@ -214,28 +337,15 @@ impl Membership {
                         refused: BTreeSet::new(),
                     },
                 },
+                empty_since: Some(Instant::now()),
+                empty_said: false,
             })
             .collect();
-        let mut ours = BTreeSet::new();
-        let mut pid = std::process::id();
-        // walk up to init: our own command line and our callers' may match
-        while pid > 1 && ours.insert(pid) {
-            let Some(ppid) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| {
-                    let rest = s[s.rfind(')')? + 1..].to_string();
-                    rest.split_whitespace().nth(1)?.parse().ok()
-                })
-            else {
-                break;
-            };
-            pid = ppid;
-        }
         Membership {
             root: root.to_path_buf(),
             groups,
             registered: BTreeMap::new(),
-            ours,
+            ours: own_lineage(),
             last_scan: None,
             full_said: false,
         }
@@ -293,6 +403,37 @@ impl Membership {
         true
     }
 
+    /// Runner threads per group now: the threads of its cgroups and their
+    /// descendants (statistics' `runners`). A group that has had none for
+    /// [`EMPTY_GROUP_GRACE`] is said once, with where to look.
+    pub fn runner_counts(&mut self) -> Vec<u64> {
+        let mut counts = vec![0u64; self.groups.len()];
+        for (i, dir) in self.registered.values() {
+            counts[*i] += threads_below(dir) as u64;
+        }
+        for (g, &n) in self.groups.iter_mut().zip(&counts) {
+            if n > 0 {
+                (g.empty_since, g.empty_said) = (None, false);
+                continue;
+            }
+            let since = *g.empty_since.get_or_insert_with(Instant::now);
+            if !g.empty_said && since.elapsed() >= EMPTY_GROUP_GRACE {
+                let what = match &g.source {
+                    Source::Cgroup { path, .. } => format!("cgroup {}", path.display()),
+                    Source::Threads { select, .. } => select.describe(),
+                };
+                warn!(
+                    "tick group {}: no runner thread for {} s ({what} selects none): nothing is \
+                     scheduled as its tick runners; `scx_tick match` lists what it selects now",
+                    g.name,
+                    since.elapsed().as_secs()
+                );
+                g.empty_said = true;
+            }
+        }
+        counts
+    }
+
     /// The cgroups holding group `i`'s runners now (for the pinning scan).
     pub fn cgroups(&self) -> Vec<Vec<PathBuf>> {
         let mut out = vec![Vec::new(); self.groups.len()];
@@ -322,7 +463,7 @@ impl Membership {
             .iter()
             .any(|g| matches!(g.source, Source::Threads { .. }))
         {
-            list_ids("/proc")
+            all_pids()
         } else {
             Vec::new()
         };
@@ -417,27 +558,8 @@ impl Membership {
         let Source::Threads { select, procs, .. } = &self.groups[i].source else {
             return;
         };
-        let select = select.clone();
-        let mut matched: BTreeMap<u32, (u64, String)> = BTreeMap::new();
-        for &pid in pids {
-            if self.ours.contains(&pid) {
-                continue;
-            }
-            let Some(comm) = read_comm(&format!("/proc/{pid}/comm")) else {
-                continue;
-            };
-            if select.process.as_ref().is_some_and(|r| !r.is_match(&comm)) {
-                continue;
-            }
-            // the tracked ones are re-read too: a process may exec into another
-            let cmdline = read_cmdline(pid);
-            if cmdline.is_empty() || !select.process_matches(&comm, &cmdline) {
-                continue; // kernel threads have no command line
-            }
-            if let Some(start) = start_time(pid) {
-                matched.insert(pid, (start, comm));
-            }
-        }
+        // the tracked ones are re-read too: a process may exec into another
+        let matched = matching_processes(select, pids, &self.ours);
         // processes that exited, were replaced (same pid, new start) or no
         // longer match: their threads go back, their child may go
         let gone: Vec<u32> = procs
@@ -532,11 +654,13 @@ impl Membership {
         want.insert(id);
         let in_child = threads_in(&child);
         let (mut moved_in, mut moved_out) = (0, 0);
-        for tid in list_ids(&format!("/proc/{pid}/task")) {
-            let Some(tname) = read_comm(&format!("/proc/{pid}/task/{tid}/comm")) else {
-                continue;
-            };
-            let runner = select.thread_matches(&tname);
+        let threads = threads_of(pid);
+        let runners = threads
+            .iter()
+            .filter(|(_, n)| select.thread_matches(n))
+            .count();
+        for (tid, tname) in threads.iter().map(|(t, n)| (*t, n.as_str())) {
+            let runner = select.thread_matches(tname);
             let target = match (runner, in_child.contains(&tid)) {
                 (true, false) => &child,
                 (false, true) => &domain,
@@ -559,9 +683,26 @@ impl Membership {
         let Source::Threads { procs, .. } = &mut self.groups[i].source else {
             return;
         };
+        let (seen, mut no_runner_said) = procs
+            .get(&pid)
+            .map_or((Instant::now(), false), |p| (p.seen, p.no_runner_said));
+        if says_no_runner(runners, seen.elapsed(), no_runner_said) {
+            warn!(
+                "tick group {name}: process {pid} ({comm}) has matched for {} s, but none of its \
+                 {} threads matches {}, so nothing of it is scheduled as a tick runner. Its \
+                 thread names: {} (`scx_tick match` lists them any time)",
+                seen.elapsed().as_secs(),
+                threads.len(),
+                select.describe(),
+                name_summary(threads.iter().map(|(_, n)| n.as_str()), 32)
+            );
+            no_runner_said = true;
+        }
         if !known {
             info!(
-                "tick group {name}: process {pid} ({comm}) matches; its runners are in {}",
+                "tick group {name}: process {pid} ({comm}) matches; {runners} of its {} threads \
+                 are runners, in {}",
+                threads.len(),
                 child.display()
             );
         }
@@ -577,6 +718,8 @@ impl Membership {
                 comm,
                 domain,
                 child,
+                seen,
+                no_runner_said,
             },
         );
     }
@@ -632,6 +775,38 @@ fn cgroup_tgid(tid: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_without_runners_is_said_once_after_the_grace() {
+        let g = NO_RUNNER_GRACE;
+        assert!(
+            !says_no_runner(0, g - Duration::from_secs(1), false),
+            "a JVM still starting"
+        );
+        assert!(says_no_runner(0, g, false));
+        assert!(!says_no_runner(0, g * 10, true), "said once");
+        assert!(!says_no_runner(3, g * 10, false));
+    }
+
+    #[test]
+    fn thread_names_are_summarised_with_counts() {
+        let names = [
+            "main",
+            "Folia Region Sc",
+            "Netty Epoll Ser",
+            "Folia Region Sc",
+            "main2",
+        ];
+        assert_eq!(
+            name_summary(names, 12),
+            r#""main", "Folia Region Sc" x2, "Netty Epoll Ser", "main2""#
+        );
+        assert_eq!(
+            name_summary(names, 2),
+            r#""main", "Folia Region Sc" x2, and 2 more"#
+        );
+        assert_eq!(name_summary([], 2), "");
+    }
 
     #[test]
     fn the_domain_is_the_processs_own_cgroup() {

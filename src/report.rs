@@ -177,6 +177,8 @@ pub struct Reporter {
     events: Vec<MissEvent>,
     /// The live view and the summary go to stderr when stdout carries JSON.
     human_to_stderr: bool,
+    /// Runner threads per group, as membership counted them last.
+    runners: Vec<u64>,
 }
 
 /// Seconds since the Unix epoch, for the JSON objects' `timestamp_s`.
@@ -195,7 +197,13 @@ impl Reporter {
             verbose,
             events: Vec::new(),
             human_to_stderr: false,
+            runners: Vec::new(),
         }
+    }
+
+    /// Runner threads per group now, for the next metrics.
+    pub fn set_runners(&mut self, counts: Vec<u64>) {
+        self.runners = counts;
     }
 
     /// Send the live view and the exit summary to stderr, so that stdout
@@ -227,10 +235,9 @@ impl Reporter {
         for (i, name) in self.names.iter().enumerate() {
             let total = groups.get(i).cloned().unwrap_or_default();
             let before = prev.get(i).cloned().unwrap_or_default();
-            m.groups.insert(
-                name.clone(),
-                GroupMetrics::new(&total, &total.delta(&before), secs),
-            );
+            let mut g = GroupMetrics::new(&total, &total.delta(&before), secs);
+            g.runners = self.runners.get(i).copied().unwrap_or(0);
+            m.groups.insert(name.clone(), g);
         }
         m
     }
@@ -301,6 +308,9 @@ impl Reporter {
     }
 }
 
+/// Where scx_stats serves (its default path, for every scx scheduler).
+const STATS_SOCKET: &str = "/var/run/scx/root/stats";
+
 /// The scx_stats server under /var/run/scx/root/stats, as every scx
 /// scheduler runs one; `scx_tick --monitor N` is its client.
 pub fn launch_stats_server(shared: Shared) -> Result<StatsServer<(), ()>> {
@@ -328,6 +338,13 @@ pub fn describe_stats(out: &mut dyn Write) -> Result<()> {
 
 /// `scx_tick --monitor N`: print a running instance's statistics.
 pub fn monitor(interval: Duration, shutdown: &AtomicBool) -> Result<()> {
+    if !Path::new(STATS_SOCKET).exists() {
+        // scx_utils' client retries every second with a line of its own
+        info!(
+            "no scx_tick is running ({STATS_SOCKET} does not exist); waiting for one to start \
+             (Ctrl-C to stop)"
+        );
+    }
     scx_utils::monitor_stats::<Metrics>(
         &[],
         interval,
@@ -364,6 +381,21 @@ pub fn openmetrics(m: &Metrics) -> String {
             let v = counters[k].2;
             writeln!(o, "scx_tick_{name}_total{{group=\"{label}\"}} {v}").ok();
         }
+    }
+    header(
+        &mut o,
+        "runners",
+        "gauge",
+        "Runner threads in the tick group now.",
+    );
+    for (n, g) in &m.groups {
+        writeln!(
+            o,
+            "scx_tick_runners{{group=\"{}\"}} {}",
+            label(n),
+            g.runners
+        )
+        .ok();
     }
     for (name, help, v) in m.counters() {
         header(&mut o, name, "counter", help);

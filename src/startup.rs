@@ -75,6 +75,10 @@ pub fn replan(args: &RunArgs) -> Result<Plan> {
 /// depend on the moment (cgroups may not exist yet: the file is meant for
 /// boot), nothing loaded; says what it did not check.
 pub fn check_config(args: &CheckConfigArgs) -> Result<()> {
+    check_config_file(args).map_err(crate::cli::bad_config)
+}
+
+fn check_config_file(args: &CheckConfigArgs) -> Result<()> {
     let config = Config::from_args(&RunArgs {
         config: Some(args.file.clone()),
         cgroup_root: args.cgroup_root.clone(),
@@ -159,7 +163,9 @@ pub fn check_outputs(args: &RunArgs) -> Result<()> {
 pub fn monitor(args: &RunArgs) -> Result<()> {
     let secs = args.monitor.unwrap_or(1.0);
     if !(secs > 0.0 && secs.is_finite() && secs <= 86400.0) {
-        bail!("--monitor {secs}: allowed: a number of seconds above 0, at most 86400");
+        return Err(crate::cli::bad_config(anyhow::anyhow!(
+            "--monitor {secs}: allowed: a number of seconds above 0, at most 86400"
+        )));
     }
     let shutdown = Arc::new(AtomicBool::new(false));
     let s = shutdown.clone();

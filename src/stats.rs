@@ -146,6 +146,8 @@ macro_rules! statistics {
             $(#[stat(desc = $gdesc)] pub $g: u64,)*
             #[stat(desc = "ticks per second over the last interval")]
             pub ticks_per_s: f64,
+            #[stat(desc = "runner threads in the group now (its cgroups' threads; 0 in the userspace mode, which does not count them)")]
+            pub runners: u64,
             #[stat(desc = "deadline misses in the last interval")]
             pub interval_misses: u64,
             #[stat(desc = "deadline misses in % of the ticks of the last interval")]
@@ -173,6 +175,7 @@ macro_rules! statistics {
                 GroupMetrics {
                     $($g: total.$g,)*
                     ticks_per_s: interval.ticks as f64 / secs.max(1e-9),
+                    runners: 0,
                     interval_misses: interval.misses,
                     interval_miss_pct: pct(interval.misses, interval.ticks),
                     lateness_p50_us: us(interval.lateness.percentile_ns(50.0)),
@@ -357,7 +360,8 @@ impl GroupMetrics {
     /// The live view's line for this group.
     pub fn line(&self, name: &str) -> String {
         format!(
-            "{name}: {:>6.1} ticks/s  misses {:>4} ({:>5.2}%)  lateness p50 {} p99 {} max {}  steals {}",
+            "{name}: {:>3} runners {:>6.1} ticks/s  misses {:>4} ({:>5.2}%)  lateness p50 {} p99 {} max {}  steals {}",
+            self.runners,
             self.ticks_per_s,
             self.interval_misses,
             self.interval_miss_pct,
@@ -538,7 +542,7 @@ mod tests {
         assert!((m.interval_miss_pct - 100.0 * 2.0 / 15.0).abs() < 1e-9);
         assert!(
             m.line("world")
-                .starts_with("world:   10.0 ticks/s  misses    2")
+                .starts_with("world:   0 runners   10.0 ticks/s  misses    2")
         );
     }
 

@@ -194,6 +194,10 @@ run_bad_inputs() {
     set -e
     ((rc != 0)) || fail "'$args' was accepted"
     ((rc < 128)) || fail "'$args' died with signal $((rc - 128)): $(cat "$WORK/err")"
+    # a run's bad flags or file: exit 2, which the service does not retry
+    if [[ $args == --* ]]; then
+      ((rc == 2)) || fail "'$args': exit $rc, want 2 (bad input): $(cat "$WORK/err")"
+    fi
     head -1 "$WORK/err" | grep -qF -- "$want" || fail "'$args': first line lacks '$want': $(cat "$WORK/err")"
     # scx_tick's own errors are one line; clap's usage errors start with one
     if head -1 "$WORK/err" | grep -q '^scx_tick: error:'; then

@@ -19,6 +19,17 @@ done
 EXEC=$(sed -n 's/^ExecStart=//p' $UNIT)
 [[ "$EXEC" == "$PREFIX/bin/scx_tick --config /etc/scx_tick.toml" ]] || fail "unit's ExecStart: $EXEC"
 note "unit: ExecStart=$EXEC"
+# the unit checks the file first, and does not restart on a bad one (exit 2)
+PRE=$(sed -n 's/^ExecStartPre=//p' $UNIT)
+[[ "$PRE" == "$PREFIX/bin/scx_tick check-config /etc/scx_tick.toml" ]] || fail "unit's ExecStartPre: $PRE"
+grep -qx "RestartPreventExitStatus=2" $UNIT || fail "the unit restarts after a bad configuration"
+$PRE >"$WORK/pre.out" 2>&1 || fail "the unit's ExecStartPre refused the shipped configuration: $(cat "$WORK/pre.out")"
+printf '[[group]]\nname = "world"\nprocess = "^java$"\nperiod_ms = -5\n' >"$WORK/bad.toml"
+rc=0; $PREFIX/bin/scx_tick check-config "$WORK/bad.toml" >/dev/null 2>"$WORK/bad.err" || rc=$?
+((rc == 2)) || fail "check-config of a bad file: exit $rc (want 2): $(cat "$WORK/bad.err")"
+rc=0; $PREFIX/bin/scx_tick --config "$WORK/bad.toml" >/dev/null 2>"$WORK/bad.err" || rc=$?
+((rc == 2)) || fail "a run with a bad file: exit $rc (want 2, which the unit does not restart): $(cat "$WORK/bad.err")"
+note "a bad file: exit 2 from check-config and from a run: $(head -c 160 "$WORK/bad.err")"
 
 # --- the server's own cgroup, with limits (a systemd service's, a container's)
 echo "+pids +memory" >/sys/fs/cgroup/cgroup.subtree_control
@@ -80,6 +91,18 @@ runners_follow 2
 note "2 runners of JVM $JVM in $CHILD after ${FOLLOW_MS} ms"
 runners_follow 3
 note "the late runner followed after ${FOLLOW_MS} ms"
+# --- what the shipped configuration selects right now, as `scx_tick match` lists it
+$PREFIX/bin/scx_tick match /etc/scx_tick.toml >"$WORK/match.out" 2>&1 || fail "scx_tick match failed: $(cat "$WORK/match.out")"
+grep -q "process $JVM (java): 3 of its [0-9]* threads" "$WORK/match.out" \
+  && (($(grep -c "^ *[0-9]* Folia Region Sc$" "$WORK/match.out") == 3)) \
+  || fail "scx_tick match did not list the JVM's 3 region threads: $(cat "$WORK/match.out")"
+# an operator's pattern for older Folia: nothing selected, and it says why
+$PREFIX/bin/scx_tick match --tick-threads 'old,process=^java$,thread=^Region Schedule' >"$WORK/nomatch.out" 2>&1 \
+  || fail "scx_tick match failed: $(cat "$WORK/nomatch.out")"
+grep -q 'no thread matches; its thread names: .*"Folia Region Sc" x3' "$WORK/nomatch.out" \
+  && grep -q "select no thread now" "$WORK/nomatch.out" \
+  || fail "scx_tick match did not say why nothing matched: $(cat "$WORK/nomatch.out")"
+note "match, shipped example: $(grep -m1 "process $JVM" "$WORK/match.out"); an old pattern: $(grep -o 'no thread matches.*' "$WORK/nomatch.out" | cut -c1-110)..."
 grep -qx "$JVM" $GAME/cgroup.threads || fail "the JVM's main thread left its cgroup"
 grep -q "tick group world: process $JVM (java) matches" "$WORK/scx.err" || fail "the log does not say which process matched"
 grep -q "libbpf" "$WORK/scx.err" || note "(no libbpf lines in the -vv log)"

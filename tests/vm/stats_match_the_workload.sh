@@ -4,7 +4,8 @@
 # tickload counted (within 5%), a light group reports no miss the workload
 # did not see itself (beyond one per thread for its spawn and exit); the JSON stream
 # parses and never goes backwards; --monitor from a second process receives
-# data; the OpenMetrics endpoint answers with valid exposition text.
+# data; the OpenMetrics endpoint answers with valid exposition text, with
+# the number of runner threads per group.
 source "$(dirname "$0")/../lib.sh"
 HEAVY=$(make_cgroup heavy)
 LIGHT=$(make_cgroup light)
@@ -36,6 +37,10 @@ for line in text.splitlines():
         assert sample.match(line), line
 assert 'scx_tick_deadline_misses_total{group="heavy"}' in text
 assert 'scx_tick_start_lateness_seconds_bucket{group="light",le="+Inf"}' in text
+# the light group's runners: tickload's 2 runner threads and its main thread
+runners = re.search(r'^scx_tick_runners\{group="light"\} (\d+)$', text, re.M)
+assert runners and 2 <= int(runners.group(1)) <= 3, runners
+print("# runners gauge:", runners.group(0))
 print("# metrics endpoint:", len(text.splitlines()), "lines, e.g.",
       next(l for l in text.splitlines() if l.startswith("scx_tick_ticks_total")))
 PY

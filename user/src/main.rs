@@ -21,9 +21,9 @@ use scx_tick::report::Reporter;
 use scx_tick::{cli, startup, userspace};
 
 fn run(args: &cli::RunArgs) -> Result<()> {
-    userspace::check_args(args)?;
-    let plan = startup::plan(args)?;
-    startup::check_outputs(args)?;
+    userspace::check_args(args).map_err(cli::bad_config)?;
+    let plan = startup::plan(args).map_err(cli::bad_config)?;
+    startup::check_outputs(args).map_err(cli::bad_config)?;
     startup::preflight()?;
     info!(
         "scx_tick {}, userspace policy mode (scx_rustland_core {})",
