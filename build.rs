@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 17] = [
+const BREAKAGES: [&str; 16] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -25,7 +25,6 @@ const BREAKAGES: [&str; 17] = [
     "threadticks",
     "noinherit",
     "nodemote",
-    "nocrosspreempt",
 ];
 
 fn main() {

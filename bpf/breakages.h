@@ -65,8 +65,4 @@
 #define SCX_TICK_BREAK_NODEMOTE 0    /* overrun work (past a missed deadline) keeps its replenished key, level with on-time ticks */
 #endif
 
-#ifndef SCX_TICK_BREAK_NOCROSSPREEMPT
-#define SCX_TICK_BREAK_NOCROSSPREEMPT 0 /* a runner predicted late preempts only other work on other CPUs, never a later-key runner */
-#endif
-
 #endif /* __SCX_TICK_BREAKAGES_H */

@@ -139,7 +139,8 @@ struct task_ctx {
 	bool missed;        /* this tick's miss is already counted */
 	bool stolen;        /* this tick started away from its home */
 	bool spill_stolen;  /* ops.select_cpu preempted another CPU for it: stolen once its tick starts */
-	bool overrun;       /* its work ran on past a missed deadline: ranks a period later (runner_key) */
+	bool replenished;   /* this tick began at a replenishment: its runner has not slept since a miss */
+	bool overrun;       /* its own work overran (replenish()): ranks a period later (runner_key) */
 	u64 tick_start;     /* wake time, or grid time of a replenished tick */
 	u64 grid;           /* where the tick started on the group's period grid: its identity */
 	u64 deadline;       /* absolute deadline of the current tick */
@@ -502,14 +503,13 @@ static u64 runner_key(struct task_ctx *tctx, u64 ran)
 		return tctx->tick_start;
 	key = tctx->deadline + tctx->tick_runtime + ran;
 	/*
-	 * Overrun work (a tick still running at its deadline, and its
-	 * continuation) ranks a period behind on-time work: one server that
-	 * is always behind (a lag machine) would otherwise, on its replenished
-	 * deadlines, hold CPUs ahead of a neighbour's fresh ticks for up to a
-	 * period (beside 3 runners that never sleep, 4 others of 12 ms missed
-	 * 50 % of their ticks). It still goes before later periods' ticks, and
-	 * overrun runners take turns among themselves. Mirrors
-	 * dispatch::queue_key().
+	 * Overrun work (replenish()) ranks a period behind on-time work: one
+	 * server that is always behind (a lag machine) would otherwise, on its
+	 * replenished deadlines, hold CPUs ahead of a neighbour's fresh ticks
+	 * for up to a period (beside 3 runners that never sleep, 4 others of
+	 * 12 ms missed 50 % of their ticks). It still goes before later
+	 * periods' ticks, and overrun runners take turns among themselves.
+	 * Mirrors dispatch::overrun_key().
 	 */
 	if (tctx->overrun && !SCX_TICK_BREAK_NODEMOTE)
 		key += group_period(tctx->group);
@@ -762,51 +762,41 @@ static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u
 	return true;
 }
 
-/* What a runner with key @key found on a CPU it might preempt (free_for_runner()). */
-enum { CPU_BUSY, CPU_RUNS_LATER_RUNNER, CPU_RUNS_OTHER };
-
 /*
- * May @p (queue key @key) preempt @cpu? It runs other work, or a runner
- * with a clearly later key (overrun work, a later deadline: EDF across
- * CPUs), with no share owed or running, and nothing waiting in its local
- * queue, which a runner put at its head would overtake (runners waking
- * there one after another would starve it).
+ * @cpu runs other work @p may preempt: no runner, no share owed or running,
+ * and nothing waiting in its local queue, which a runner put at its head
+ * would overtake (runners waking there one after another would starve it).
  */
-static int free_for_runner(struct task_struct *p, u32 cpu, u64 now, u64 key)
+static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
 	if (SCX_TICK_BREAK_NOSPILL && tick_index(cpu) < 0)
-		return CPU_BUSY;
-	if (!cctx || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || !may_preempt(cctx, key, now) ||
-	    other_owed(cctx, now) || scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) > 0)
-		return CPU_BUSY;
-	if (!cctx->running_tick)
-		return CPU_RUNS_OTHER;
-	return SCX_TICK_BREAK_NOCROSSPREEMPT ? CPU_BUSY : CPU_RUNS_LATER_RUNNER;
+		return false;
+	return cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !cctx->running_tick &&
+	       !in_share(cctx, now) && !other_owed(cctx, now) &&
+	       scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) <= 0;
 }
 
 /*
- * A CPU near @near that @p (queue key @key) may preempt, running other
- * work (first) or a runner with a clearly later key (overrun work, which
- * would otherwise hold a CPU while an on-time tick waits for one): @self
- * first if given (a wake-up handled there: another CPU would need an IPI,
- * and in a guest the vCPU it wakes may first wait for a host core), else
- * the same LLC first. Never @near itself (the home, busy with runners),
- * nor this CPU otherwise: between two tasks it looks free, and a runner
- * put at the head of its local queue would overtake the EDF queue for
- * good. Probes at most MAX_PROBES * 4 CPUs; -1 when none may be preempted.
+ * A CPU near @near running other work that @p may preempt: @self first if
+ * given (a wake-up handled there: another CPU would need an IPI, and in a
+ * guest the vCPU it wakes may first wait for a host core), else the same
+ * LLC first. Never @near itself (the home, busy with runners), nor this
+ * CPU otherwise: between two tasks it looks free, and a runner put at the
+ * head of its local queue would overtake the EDF queue for good.
+ * Probes at most MAX_PROBES * 4 CPUs; -1 when every CPU @p may use runs a
+ * runner.
  */
-static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now, u64 key)
+static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
 {
 	u32 nr = scx_bpf_nr_cpu_ids(), want = llc_of(near), probes = 0, i;
 	u32 here = bpf_get_smp_processor_id();
-	s32 best = -1, runner = -1;
-	int f;
+	s32 best = -1;
 
 	if (SCX_TICK_BREAK_NOSTEAL)
 		return -1;
-	if (self >= 0 && self != near && free_for_runner(p, self, now, key) == CPU_RUNS_OTHER)
+	if (self >= 0 && self != near && free_for_runner(p, self, now))
 		return self;
 	bpf_for(i, 0, MAX_PROBES * 4) {
 		u32 c;
@@ -814,23 +804,16 @@ static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now, u6
 		if (i >= nr)
 			break;
 		c = ((u32)near + 1 + i) % nr;
-		if (c == (u32)near || c == here)
+		if (c == (u32)near || c == here || !free_for_runner(p, c, now))
 			continue;
-		f = free_for_runner(p, c, now, key);
-		if (f == CPU_BUSY)
-			continue;
-		if (f == CPU_RUNS_LATER_RUNNER) {
-			if (runner < 0)
-				runner = c;
-		} else if (llc_of(c) == want) {
+		if (llc_of(c) == want)
 			return c;
-		} else if (best < 0) {
+		if (best < 0)
 			best = c;
-		}
 		if (++probes >= MAX_PROBES)
 			break;
 	}
-	return best >= 0 ? best : runner;
+	return best;
 }
 
 /* Spill-over onto another CPU near @near running other work, which is preempted. */
@@ -838,7 +821,7 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 {
 	s32 self = (enq_flags & SCX_ENQ_WAKEUP) ? bpf_get_smp_processor_id() : -1;
 	u64 now = clock_now();
-	s32 best = preempt_target(p, near, self, now, queue_key(tctx));
+	s32 best = preempt_target(p, near, self, now);
 
 	if (best < 0)
 		return false;
@@ -992,6 +975,7 @@ static void set_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline)
 	tctx->missed = false;
 	tctx->stolen = false;
 	tctx->overrun = false;
+	tctx->replenished = false;
 }
 
 static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
@@ -1132,6 +1116,7 @@ static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 star
 			tctx->missed = false;
 			tctx->stolen = false;
 			tctx->overrun = false;
+			tctx->replenished = false;
 		}
 		tctx->grid = grid;
 	}
@@ -1268,8 +1253,14 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now, boo
 {
 	struct group_stats *gs = lookup_group_stats(tctx->group);
 	u64 period = group_period(tctx->group), k, hint;
-	/* it ran up to its deadline, or continues work that did: overrun */
-	bool overrun = ran_on || tctx->overrun;
+	/*
+	 * Overrun: on a CPU at its deadline a second time without sleeping
+	 * (its own work overran a whole period, not a late start), or work
+	 * that was overrun already. A tick that only started late and runs
+	 * past its deadline once is not: demoted, it would end later still,
+	 * and so would the runner's next ticks.
+	 */
+	bool overrun = tctx->overrun || (ran_on && tctx->replenished);
 	struct proc_tick *pt;
 	/* a tick off the grid (a new thread's) puts the grid at its start */
 	u64 grid = tctx->grid ?: tctx->tick_start;
@@ -1283,6 +1274,7 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now, boo
 		if (!hint) {
 			tctx->deadline += k * period;
 			tctx->overrun = overrun;
+			tctx->replenished = true;
 			return;
 		}
 		begin_hinted_tick(tctx, now, hint, gs);
@@ -1296,6 +1288,7 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now, boo
 		begin_tick(tctx, grid + k * period, grid + k * period, tctx->deadline + k * period, gs);
 	}
 	tctx->overrun = overrun;
+	tctx->replenished = true;
 }
 
 static void count_stolen(struct task_ctx *tctx)
@@ -1468,7 +1461,7 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 		/* predicted to start late at home (the tick starts now): preempt other work */
 		if (!starts_late(now, now, wait) || (tctx->overrun && key == runner_key(tctx, 0)))
 			return home;
-		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now, key);
+		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now);
 		if (cpu < 0)
 			return home;
 		flags = SCX_ENQ_PREEMPT;

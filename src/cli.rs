@@ -199,14 +199,26 @@ pub struct RunArgs {
     #[arg(long, requires = "stats_json")]
     pub stats_json_append: bool,
 
+    /// Leave the two histograms per group (256 buckets each) out of the
+    /// --stats-json lines; the percentiles, maxima and sums stay.
+    #[arg(long, requires = "stats_json")]
+    pub stats_json_no_histograms: bool,
+
     /// Describe every statistic (JSON fields, scx_stats) and exit.
     #[arg(long)]
     pub help_stats: bool,
 
-    /// Serve OpenMetrics text (Prometheus) on this loopback address,
-    /// e.g. 127.0.0.1:9470. Off by default.
+    /// Serve OpenMetrics text (Prometheus) on this address, e.g.
+    /// 127.0.0.1:9470: a loopback address unless --metrics-public. Off by
+    /// default.
     #[arg(long, value_name = "IP:PORT")]
     pub metrics_addr: Option<String>,
+
+    /// Allow a --metrics-addr that is not loopback (e.g. 0.0.0.0:9470, for
+    /// a Prometheus on another machine): the statistics (group names,
+    /// counts) become readable by anyone who can reach the port.
+    #[arg(long, requires = "metrics_addr")]
+    pub metrics_public: bool,
 
     /// Do not schedule: show the statistics of the running scx_tick every
     /// SECS seconds (an scx_stats client).

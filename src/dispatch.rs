@@ -201,8 +201,8 @@ pub fn queue_key(deadline: u64, ran: u64) -> u64 {
 }
 
 /// Overrun work ranks a period behind on-time work (BPF: `runner_key()`):
-/// the key of a runner whose tick ran on past a missed deadline, and of
-/// that work's continuation, is [`queue_key`] plus one `period`. A server
+/// the key of a runner whose own work overran ([`overrun_after_miss`]) is
+/// [`queue_key`] plus one `period`. A server
 /// that is always behind then cannot hold CPUs on its replenished
 /// deadlines ahead of a neighbour's fresh ticks, yet still goes before the
 /// ticks of later periods, and such runners take turns among themselves.
@@ -215,11 +215,15 @@ pub fn overrun_key(key: u64, overrun: bool, period: u64) -> u64 {
 }
 
 /// Is the tick [`replenish`] starts after a miss overrun work? Yes when the
-/// missed tick was on a CPU at its deadline (`ran_on`: its own work
-/// overran) or was overrun work itself; not when it waited for a CPU all
-/// along (it lost its time to others). A wake-up's new tick never is.
-pub fn overrun_after_miss(was_overrun: bool, ran_on: bool) -> bool {
-    was_overrun || ran_on
+/// missed tick was on a CPU at its deadline (`ran_on`) and was itself a
+/// replenished one (`replenished`: its runner has not slept since an
+/// earlier miss, so its own work overran a whole period), or was overrun
+/// work already. Not a tick that only started late and runs past its
+/// deadline once (demoted, it would end later still, and so would its
+/// runner's next ticks), nor one that waited for a CPU all along. A
+/// wake-up's new tick never is.
+pub fn overrun_after_miss(was_overrun: bool, ran_on: bool, replenished: bool) -> bool {
+    was_overrun || (ran_on && replenished)
 }
 
 /// Does a runner with `key` preempt what a CPU runs? Other work
@@ -294,17 +298,16 @@ pub struct HomeState {
 /// local queue, which the runner would overtake). Home and its cache stay
 /// the first choice otherwise. (BPF makes a wake-up's choice in
 /// `ops.select_cpu`, so the runner is never queued on its busy home first.)
-/// `preemptible`: a CPU running other work (preferred) or a runner with a
-/// clearly later key ([`preempts`]: overrun work, a later deadline).
-/// Overrun work (`overrun`) takes idle CPUs but preempts none: an
-/// overloaded server must not take CPUs from other work either.
+/// `other_work`: a CPU running other work. Overrun work (`overrun`) takes
+/// idle CPUs but preempts none: an overloaded server must not take CPUs
+/// from other work either.
 pub fn place(
     policy: Policy,
     now: u64,
     tick_start: u64,
     home: HomeState,
     idle: Option<usize>,
-    preemptible: Option<usize>,
+    other_work: Option<usize>,
     overrun: bool,
 ) -> Place {
     let wait = home.wait;
@@ -314,7 +317,7 @@ pub fn place(
     if let Some(cpu) = idle {
         return Place::Idle(cpu);
     }
-    match preemptible {
+    match other_work {
         Some(cpu) if !overrun && is_stealable(tick_start, now, wait, policy.steal_threshold_ns) => {
             Place::Preempt(cpu)
         }
@@ -579,7 +582,9 @@ mod tests {
         // 20 ms before a neighbour wakes, and has run 10 ms since
         let missed = t - 20 * MS;
         let (_, deadline) = replenish(missed - P, missed, P, missed);
-        let overrun = overrun_after_miss(false, true);
+        // a first miss on a CPU: not yet (a late start), the second: overrun
+        assert!(!overrun_after_miss(false, true, false));
+        let overrun = overrun_after_miss(false, true, true);
         let key = overrun_key(queue_key(deadline, 10 * MS), overrun, P);
         let fresh = queue_key(t + P, 0);
         assert!(
@@ -591,8 +596,8 @@ mod tests {
         // it still goes before the neighbour's tick a period later
         assert!(before(key, queue_key(t + 2 * P, 0)));
         // its next miss keeps it overrun; a runner that only waited is not
-        assert!(overrun_after_miss(overrun, false));
-        assert!(!overrun_after_miss(false, false));
+        assert!(overrun_after_miss(overrun, false, true));
+        assert!(!overrun_after_miss(false, false, true));
         assert_eq!(overrun_key(key, false, P), key);
     }
 

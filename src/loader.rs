@@ -60,14 +60,17 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .map_err(|e| warn!("no stats server, --monitor will not work: {e:#}"))
         .ok();
     if let Some(addr) = &args.metrics_addr {
-        report::serve_openmetrics(addr, shared.clone())?;
+        report::serve_openmetrics(addr, args.metrics_public, shared.clone())?;
     }
     let mut out = Outputs {
         print_every: (args.stats > 0.0).then(|| Duration::from_secs_f64(args.stats)),
         json: args
             .stats_json
             .as_deref()
-            .map(|p| JsonSink::open(p, args.stats_json_append))
+            .map(|p| {
+                JsonSink::open(p, args.stats_json_append)
+                    .map(|s| s.histograms(!args.stats_json_no_histograms))
+            })
             .transpose()?,
         shared,
         reporter: Reporter::new(names, args.verbose > 0),
@@ -122,6 +125,7 @@ fn schedule(
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
             // CPUs came or went: check and choose again against the CPUs online now.
             info!("the kernel asked for a restart (CPU hotplug?): re-attaching");
+            out.reporter.restarted();
             *plan = replan(args)?;
             for line in plan.describe() {
                 info!("{line}");

@@ -59,7 +59,11 @@ impl MissEvent {
 }
 
 /// One JSON object per line to a file or stdout (`-`).
-pub struct JsonSink(Box<dyn Write>);
+pub struct JsonSink {
+    out: Box<dyn Write>,
+    /// Write the groups' histograms (`--stats-json-no-histograms`: no).
+    histograms: bool,
+}
 
 /// `--stats-json FILE`: `-`, or a file that can be created in an existing
 /// directory. Checked before loading; nothing is created here.
@@ -91,7 +95,7 @@ impl JsonSink {
     /// `append`: keep what the file holds (a service restarting keeps its history).
     pub fn open(path: &Path, append: bool) -> Result<JsonSink> {
         if path == Path::new("-") {
-            return Ok(JsonSink(Box::new(std::io::stdout())));
+            return Ok(JsonSink::from_writer(Box::new(std::io::stdout())));
         }
         let f = if append {
             std::fs::OpenOptions::new()
@@ -102,18 +106,36 @@ impl JsonSink {
             File::create(path)
         }
         .with_context(|| format!("--stats-json {}", path.display()))?;
-        Ok(JsonSink(Box::new(LineWriter::new(f))))
+        Ok(JsonSink::from_writer(Box::new(LineWriter::new(f))))
     }
 
     /// JSON lines to any writer (the userspace mode's non-blocking stdout).
-    pub fn from_writer(w: Box<dyn Write>) -> JsonSink {
-        JsonSink(w)
+    pub fn from_writer(out: Box<dyn Write>) -> JsonSink {
+        JsonSink {
+            out,
+            histograms: true,
+        }
+    }
+
+    /// With the groups' histograms, or without them (`false`).
+    pub fn histograms(self, histograms: bool) -> JsonSink {
+        JsonSink { histograms, ..self }
     }
 
     pub fn write(&mut self, m: &Metrics) -> Result<()> {
-        serde_json::to_writer(&mut self.0, m)?;
-        self.0.write_all(b"\n")?;
-        self.0.flush()?;
+        if self.histograms {
+            serde_json::to_writer(&mut self.out, m)?;
+        } else {
+            // empty histograms are left out of the object (stats.rs)
+            let mut m = m.clone();
+            for g in m.groups.values_mut() {
+                g.lateness_hist.clear();
+                g.overshoot_hist.clear();
+            }
+            serde_json::to_writer(&mut self.out, &m)?;
+        }
+        self.out.write_all(b"\n")?;
+        self.out.flush()?;
         Ok(())
     }
 }
@@ -179,6 +201,8 @@ pub struct Reporter {
     human_to_stderr: bool,
     /// Runner threads per group, as membership counted them last.
     runners: Vec<u64>,
+    /// Re-attaches so far (CPU hotplug).
+    restarts: u64,
 }
 
 /// Seconds since the Unix epoch, for the JSON objects' `timestamp_s`.
@@ -198,7 +222,13 @@ impl Reporter {
             events: Vec::new(),
             human_to_stderr: false,
             runners: Vec::new(),
+            restarts: 0,
         }
+    }
+
+    /// The scheduler re-attached (the kernel asked it to restart).
+    pub fn restarted(&mut self) {
+        self.restarts += 1;
     }
 
     /// Runner threads per group now, for the next metrics.
@@ -232,6 +262,7 @@ impl Reporter {
         secs: f64,
     ) -> Metrics {
         let mut m = Metrics::new(unix_now(), self.started.elapsed().as_secs_f64(), secs, cpu);
+        m.restarts = self.restarts;
         for (i, name) in self.names.iter().enumerate() {
             let total = groups.get(i).cloned().unwrap_or_default();
             let before = prev.get(i).cloned().unwrap_or_default();
@@ -401,6 +432,25 @@ pub fn openmetrics(m: &Metrics) -> String {
         header(&mut o, name, "counter", help);
         writeln!(o, "scx_tick_{name}_total {v}").ok();
     }
+    header(
+        &mut o,
+        "restarts",
+        "counter",
+        "Times scx_tick re-attached at the kernel's request (CPU hotplug).",
+    );
+    writeln!(o, "scx_tick_restarts_total {}", m.restarts).ok();
+    header(
+        &mut o,
+        "build",
+        "info",
+        "The running scx_tick's version (with its git commit and target).",
+    );
+    writeln!(
+        o,
+        "scx_tick_build_info{{version=\"{}\"}} 1",
+        label(crate::version())
+    )
+    .ok();
     for (name, help, pick) in [
         (
             "start_lateness_seconds",
@@ -453,21 +503,25 @@ pub fn openmetrics(m: &Metrics) -> String {
     o
 }
 
-/// OpenMetrics over HTTP on a loopback address, for Prometheus scraping.
-/// `--metrics-addr`: a loopback IP:PORT.
-pub fn parse_metrics_addr(addr: &str) -> Result<SocketAddr> {
+/// OpenMetrics over HTTP, for Prometheus scraping. `--metrics-addr`: an
+/// IP:PORT, loopback unless `public` (`--metrics-public`).
+pub fn parse_metrics_addr(addr: &str, public: bool) -> Result<SocketAddr> {
     let sa: SocketAddr = addr.parse().map_err(|_| {
         anyhow::anyhow!("--metrics-addr {addr:?}: expected IP:PORT, e.g. 127.0.0.1:9470")
     })?;
-    if !sa.ip().is_loopback() {
-        bail!("--metrics-addr {addr}: only loopback addresses (127.0.0.0/8, ::1) are allowed");
+    if !sa.ip().is_loopback() && !public {
+        bail!(
+            "--metrics-addr {addr}: only loopback addresses (127.0.0.0/8, ::1) are allowed \
+             unless --metrics-public is given too (the statistics are then readable by anyone \
+             who can reach the port)"
+        );
     }
     Ok(sa)
 }
 
 /// Serve in the background; returns the address bound (port 0 picks one).
-pub fn serve_openmetrics(addr: &str, shared: Shared) -> Result<SocketAddr> {
-    let sa = parse_metrics_addr(addr)?;
+pub fn serve_openmetrics(addr: &str, public: bool, shared: Shared) -> Result<SocketAddr> {
+    let sa = parse_metrics_addr(addr, public)?;
     let listener = TcpListener::bind(sa).with_context(|| format!("--metrics-addr {addr}"))?;
     let sa = listener.local_addr()?;
     info!("OpenMetrics on http://{sa}/metrics");
@@ -516,6 +570,7 @@ fn answer_scrape(stream: &std::net::TcpStream, shared: &Shared) -> std::io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
     use std::net::TcpStream;
 
     #[test]
@@ -600,6 +655,41 @@ mod tests {
     }
 
     #[test]
+    fn histograms_can_be_left_out_of_the_json_lines() {
+        #[derive(Clone, Default)]
+        struct Buf(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.borrow_mut().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let total = GroupCounters {
+            ticks: 7,
+            ..Default::default()
+        };
+        let reporter = Reporter::new(vec!["world".into()], false);
+        let m = reporter.metrics(&Counters::default(), &[total], &[], 1.0);
+        let line = |hist: bool| {
+            let buf = Buf::default();
+            let mut sink = JsonSink::from_writer(Box::new(buf.clone())).histograms(hist);
+            sink.write(&m).unwrap();
+            let text = String::from_utf8(buf.0.borrow().clone()).unwrap();
+            serde_json::from_str::<serde_json::Value>(text.trim()).unwrap()
+        };
+        let (with, without) = (line(true), line(false));
+        assert!(with["groups"]["world"]["lateness_hist"].is_array());
+        assert!(without["groups"]["world"].get("lateness_hist").is_none());
+        assert!(without["groups"]["world"].get("overshoot_hist").is_none());
+        assert_eq!(without["groups"]["world"]["ticks"], 7);
+        // what a client reads back still parses
+        serde_json::from_value::<Metrics>(without).unwrap();
+    }
+
+    #[test]
     fn the_json_file_is_appended_to_or_started_anew() {
         let path = std::env::temp_dir().join(format!("scx_tick-json-{}", std::process::id()));
         std::fs::write(&path, "{\"earlier\":1}\n").unwrap();
@@ -621,10 +711,66 @@ mod tests {
     }
 
     #[test]
+    fn the_dashboard_and_alerts_name_metrics_that_exist() {
+        let mut m = Metrics::default();
+        let mut g = GroupMetrics::new(&GroupCounters::default(), &GroupCounters::default(), 1.0);
+        g.lateness_hist = vec![0; 256];
+        g.overshoot_hist = vec![0; 256];
+        m.groups.insert("world".into(), g);
+        let text = openmetrics(&m);
+        let names: BTreeSet<&str> = (text.lines())
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split(['{', ' ']).next())
+            .collect();
+        for (file, body) in [
+            (
+                "grafana-dashboard.json",
+                include_str!("../examples/monitoring/grafana-dashboard.json"),
+            ),
+            (
+                "alerts.yml",
+                include_str!("../examples/monitoring/alerts.yml"),
+            ),
+        ] {
+            let used: BTreeSet<&str> = body
+                .match_indices("scx_tick_")
+                .map(|(i, _)| {
+                    let rest = &body[i..];
+                    let end = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len());
+                    &rest[..end]
+                })
+                // prose: "scx_tick match", the test's own name
+                .filter(|n| n.len() > "scx_tick_".len() && !n.starts_with("scx_tick_match"))
+                .collect();
+            assert!(used.len() >= 4, "{file}: {used:?}");
+            for n in used {
+                assert!(
+                    names.contains(n),
+                    "{file} names {n}, which scx_tick does not export"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_public_metrics_address_needs_its_own_flag() {
+        let e = parse_metrics_addr("0.0.0.0:9470", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unless --metrics-public"), "{e}");
+        assert!(parse_metrics_addr("0.0.0.0:9470", true).is_ok());
+        assert!(parse_metrics_addr("127.0.0.1:9470", false).is_ok());
+        assert!(parse_metrics_addr("[::1]:9470", false).is_ok());
+        assert!(parse_metrics_addr("localhost:9470", true).is_err());
+    }
+
+    #[test]
     fn an_idle_connection_does_not_block_a_scrape() {
         let shared = Shared::default();
         shared.lock().unwrap().lends = 7;
-        let sa = serve_openmetrics("127.0.0.1:0", shared).unwrap();
+        let sa = serve_openmetrics("127.0.0.1:0", false, shared).unwrap();
         let _idle = TcpStream::connect(sa).unwrap();
         let mut scrape = TcpStream::connect(sa).unwrap();
         scrape

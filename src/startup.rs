@@ -154,7 +154,7 @@ pub fn check_outputs(args: &RunArgs) -> Result<()> {
         report::check_json_path(path)?;
     }
     if let Some(addr) = &args.metrics_addr {
-        report::parse_metrics_addr(addr)?;
+        report::parse_metrics_addr(addr, args.metrics_public)?;
     }
     Ok(())
 }

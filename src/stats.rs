@@ -161,8 +161,10 @@ macro_rules! statistics {
             #[stat(desc = "largest deadline overshoot so far, us")]
             pub overshoot_max_us: f64,
             #[stat(desc = "start lateness histogram (log-linear us buckets, 8 per power of two), cumulative", _om_skip)]
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
             pub lateness_hist: Vec<u64>,
             #[stat(desc = "deadline overshoot histogram (log-linear us buckets, 8 per power of two), cumulative", _om_skip)]
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
             pub overshoot_hist: Vec<u64>,
             #[stat(desc = "sum of start lateness, us, cumulative", _om_skip)]
             pub lateness_sum_us: f64,
@@ -206,6 +208,9 @@ macro_rules! statistics {
             pub uptime_s: f64,
             #[stat(desc = "length of the last interval, s")]
             pub interval_s: f64,
+            #[stat(desc = "times scx_tick re-attached at the kernel's request (CPU hotplug), cumulative")]
+            #[serde(default)]
+            pub restarts: u64,
             $(#[stat(desc = $cdesc)] pub $c: u64,)*
             #[stat(desc = "per tick group")]
             pub groups: BTreeMap<String, GroupMetrics>,
@@ -218,6 +223,7 @@ macro_rules! statistics {
                     timestamp_s,
                     uptime_s,
                     interval_s,
+                    restarts: 0,
                     $($c: cpu.$c,)*
                     groups: BTreeMap::new(),
                 }

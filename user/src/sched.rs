@@ -169,8 +169,13 @@ impl<'a> Sched<'a> {
             stdout.clone()
         };
         let json = match args.stats_json.as_deref() {
-            Some(_) if json_to_stdout => Some(JsonSink::from_writer(Box::new(stdout))),
-            Some(p) => Some(JsonSink::open(p, args.stats_json_append)?),
+            Some(_) if json_to_stdout => Some(
+                JsonSink::from_writer(Box::new(stdout)).histograms(!args.stats_json_no_histograms),
+            ),
+            Some(p) => Some(
+                JsonSink::open(p, args.stats_json_append)?
+                    .histograms(!args.stats_json_no_histograms),
+            ),
             None => None,
         };
         let nr_online = online.cpus.len() as u64;
