@@ -3,12 +3,11 @@
 //! pays for: servers per machine), and what an overloaded server costs a
 //! well-behaved neighbour in its own tick group.
 
-use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use super::report::{
     Cell, FIFO, PEERS, RunRecord, Scenario, TICK, cell, cell_median, cell_spread, fmt_spread, num,
-    schedulers,
+    runner_counts_of, schedulers,
 };
 
 /// A runner count is held while the median miss % stays at or below this.
@@ -18,13 +17,7 @@ pub const RUNNER_CPUS: f64 = 12.0 / 50.0;
 
 /// The runner counts the capacity sweep measured on one vCPU count.
 pub fn counts(records: &[RunRecord], vcpus: usize) -> Vec<usize> {
-    records
-        .iter()
-        .filter(|r| r.vcpus == vcpus && r.skipped.is_none() && r.scenario == Scenario::Capacity)
-        .map(|r| r.runners)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect()
+    runner_counts_of(records, vcpus, Scenario::Capacity)
 }
 
 fn miss_at(records: &[RunRecord], vcpus: usize, sched: &str, n: usize) -> Option<f64> {

@@ -399,9 +399,14 @@ pub fn headline_table(records: &[RunRecord], vcpus: usize) -> String {
 
 /// The runner counts of the standard scenario on one vCPU count, ascending.
 pub fn runner_counts(records: &[RunRecord], vcpus: usize) -> Vec<usize> {
+    runner_counts_of(records, vcpus, Scenario::Standard)
+}
+
+/// The runner counts measured in `scenario` on one vCPU count, ascending.
+pub fn runner_counts_of(records: &[RunRecord], vcpus: usize, scenario: Scenario) -> Vec<usize> {
     records
         .iter()
-        .filter(|r| r.vcpus == vcpus && r.skipped.is_none() && r.scenario == Scenario::Standard)
+        .filter(|r| r.vcpus == vcpus && r.skipped.is_none() && r.scenario == scenario)
         .map(|r| r.runners)
         .collect::<BTreeSet<_>>()
         .into_iter()

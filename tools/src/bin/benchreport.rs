@@ -412,77 +412,65 @@ fn plot_lateness(
 /// Miss % against the number of runners (standard scenario), one line per
 /// scheduler, medians where a count ran more than once.
 fn plot_scaling(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> {
-    let lines: Vec<(String, Vec<(u32, f64)>)> = schedulers(records)
-        .into_iter()
-        .map(|name| {
-            let pts: Vec<(u32, f64)> = scaling_points(records, vcpus, &name)
-                .into_iter()
-                .map(|(n, m)| (n as u32, m))
-                .collect();
-            (name, pts)
-        })
-        .filter(|(_, pts)| !pts.is_empty())
-        .collect();
+    let lines = miss_lines(records, |name| {
+        scaling_points(records, vcpus, name)
+            .into_iter()
+            .map(|(n, m)| (n as f64, m))
+            .collect()
+    });
     let max_n = lines
         .iter()
         .flat_map(|l| l.1.iter().map(|p| p.0))
-        .max()
-        .unwrap_or(1);
-    let max_miss = lines
-        .iter()
-        .flat_map(|l| l.1.iter().map(|p| p.1))
         .fold(1.0f64, f64::max);
-    let root = BitMapBackend::new(out, (1100, 700)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("Deadline misses by number of tick runners, {vcpus} vCPUs"),
-            ("sans-serif", 20),
-        )
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(55)
-        .build_cartesian_2d(0..max_n + 1, 0.0..(max_miss * 1.1).min(100.0))?;
-    chart
-        .configure_mesh()
-        .x_desc("tick runners")
-        .y_desc("deadline misses (%)")
-        .label_style(("sans-serif", 14))
-        .draw()?;
-    for (name, pts) in lines {
-        let c = rgb(&name);
-        chart
-            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], c.stroke_width(2)));
-        chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font(("sans-serif", 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
-    root.present()?;
-    Ok(())
+    plot_miss_lines(
+        lines,
+        0.0..max_n + 1.0,
+        &format!("Deadline misses by number of tick runners, {vcpus} vCPUs"),
+        "tick runners",
+        out,
+    )
 }
 
 /// Miss % against the CPUs of tick work the runners ask for (capacity
 /// scenario), one line per scheduler, medians over the rounds.
 fn plot_capacity(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> {
-    let lines: Vec<(String, Vec<(f64, f64)>)> = schedulers(records)
-        .into_iter()
-        .map(|name| {
-            let pts = capacity::points(records, vcpus, &name);
-            (name, pts)
-        })
-        .filter(|(_, pts)| !pts.is_empty())
-        .collect();
+    let lines = miss_lines(records, |name| capacity::points(records, vcpus, name));
     let max_x = lines
         .iter()
         .flat_map(|l| l.1.iter().map(|p| p.0))
         .fold(1.0f64, f64::max);
+    plot_miss_lines(
+        lines,
+        0.0..max_x * 1.05,
+        &format!("Deadline misses by CPUs of tick work beside CPU hogs, {vcpus} vCPUs"),
+        "CPUs of tick work (runners x 12 ms / 50 ms)",
+        out,
+    )
+}
+
+/// Each scheduler's (x, miss %) points, those with any.
+fn miss_lines(
+    records: &[RunRecord],
+    points: impl Fn(&str) -> Vec<(f64, f64)>,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    schedulers(records)
+        .into_iter()
+        .map(|name| {
+            let pts = points(&name);
+            (name, pts)
+        })
+        .filter(|(_, pts)| !pts.is_empty())
+        .collect()
+}
+
+/// Miss % lines, one per scheduler in its colour, over `x`.
+fn plot_miss_lines(
+    lines: Vec<(String, Vec<(f64, f64)>)>,
+    x: std::ops::Range<f64>,
+    caption: &str,
+    x_desc: &str,
+    out: &Path,
+) -> Result<()> {
     let max_miss = lines
         .iter()
         .flat_map(|l| l.1.iter().map(|p| p.1))
@@ -490,17 +478,14 @@ fn plot_capacity(records: &[RunRecord], vcpus: usize, out: &Path) -> Result<()> 
     let root = BitMapBackend::new(out, (1100, 700)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("Deadline misses by CPUs of tick work beside CPU hogs, {vcpus} vCPUs"),
-            ("sans-serif", 20),
-        )
+        .caption(caption, ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(55)
-        .build_cartesian_2d(0.0..max_x * 1.05, 0.0..(max_miss * 1.1).min(100.0))?;
+        .build_cartesian_2d(x, 0.0..(max_miss * 1.1).min(100.0))?;
     chart
         .configure_mesh()
-        .x_desc("CPUs of tick work (runners x 12 ms / 50 ms)")
+        .x_desc(x_desc)
         .y_desc("deadline misses (%)")
         .label_style(("sans-serif", 14))
         .draw()?;
