@@ -4,7 +4,6 @@
 //! none of its threads does (with the names its threads have), or its
 //! cgroup does not exist or holds no thread.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::Result;
@@ -13,7 +12,9 @@ use log::warn;
 use crate::cgroup;
 use crate::cli::{MatchArgs, RunArgs};
 use crate::config::{Config, MissingCgroup, Plan, Runners};
-use crate::membership::{all_pids, matching_processes, name_summary, own_lineage, threads_of};
+use crate::membership::{
+    all_pids, matching_processes, name_summary, own_lineage, threads_below, threads_of,
+};
 use crate::topology::Machine;
 
 /// Distinct thread names shown per process: all of them (a JVM has a few
@@ -102,16 +103,7 @@ fn cgroup_group(name: &str, path: &Path) -> usize {
         println!("  the cgroup does not exist now");
         return 0;
     }
-    let mut tids = BTreeSet::new();
-    let mut dirs = vec![path.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        if let Ok(text) = std::fs::read_to_string(d.join("cgroup.threads")) {
-            tids.extend(text.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
-        }
-        if let Ok(rd) = std::fs::read_dir(&d) {
-            dirs.extend(rd.flatten().filter(|e| e.path().is_dir()).map(|e| e.path()));
-        }
-    }
+    let tids = threads_below(path);
     if tids.is_empty() {
         println!("  no thread in it now");
     }

@@ -255,17 +255,17 @@ fn list_ids(dir: &str) -> Vec<u32> {
         .unwrap_or_default()
 }
 
-/// How many threads `dir` and the cgroups below it hold.
-pub fn threads_below(dir: &Path) -> usize {
-    let mut n = 0;
+/// The threads `dir` and the cgroups below it hold.
+pub fn threads_below(dir: &Path) -> BTreeSet<u32> {
+    let mut tids = BTreeSet::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(d) = dirs.pop() {
-        n += threads_in(&d).len();
+        tids.extend(threads_in(&d));
         if let Ok(rd) = std::fs::read_dir(&d) {
             dirs.extend(rd.flatten().filter(|e| e.path().is_dir()).map(|e| e.path()));
         }
     }
-    n
+    tids
 }
 
 fn threads_in(dir: &Path) -> BTreeSet<u32> {
@@ -409,7 +409,7 @@ impl Membership {
     pub fn runner_counts(&mut self) -> Vec<u64> {
         let mut counts = vec![0u64; self.groups.len()];
         for (i, dir) in self.registered.values() {
-            counts[*i] += threads_below(dir) as u64;
+            counts[*i] += threads_below(dir).len() as u64;
         }
         for (g, &n) in self.groups.iter_mut().zip(&counts) {
             if n > 0 {
