@@ -65,4 +65,8 @@
 #define SCX_TICK_BREAK_NODEMOTE 0    /* overrun work (past a missed deadline) keeps its replenished key, level with on-time ticks */
 #endif
 
+#ifndef SCX_TICK_BREAK_NOSTEPS
+#define SCX_TICK_BREAK_NOSTEPS 0     /* a process's wake-up after a quiet spell is no step: the grid alone decides */
+#endif
+
 #endif /* __SCX_TICK_BREAKAGES_H */

@@ -151,6 +151,7 @@ struct task_ctx {
 	u64 run_start;      /* when it last got a CPU */
 	u64 vtime;          /* fair-queue vtime while it is an other task */
 	u64 queued_at;      /* when it last entered the fair queue */
+	u64 proc_key;       /* the process tick it counts as busy (awake) in, 0: none */
 };
 
 struct {
@@ -174,8 +175,8 @@ struct proc_tick {
 	u64 deadline;
 	u64 deadline_grid;  /* the tick @deadline belongs to (a start in progress on another CPU) */
 	u64 missed_grid;    /* the last tick whose miss was counted */
-	u64 runtime;        /* its threads' CPU time in the tick */
-	u64 mspt;           /* EWMA of a tick's CPU time */
+	s64 busy;           /* its threads awake (runnable or running) */
+	u64 idle_since;     /* when the last of them went to sleep */
 };
 
 struct {
@@ -373,16 +374,24 @@ static u64 group_period(s32 group)
 	return group_period_ns[g & (MAX_GROUPS - 1)];
 }
 
+/* The key of @p's process tick in @group, 0: the group ticks per thread. */
+static u64 proc_tick_key(struct task_struct *p, s32 group)
+{
+	u32 g = group;
+
+	if (g >= MAX_GROUPS || !group_process_tick[g & (MAX_GROUPS - 1)] || SCX_TICK_BREAK_THREADTICKS)
+		return 0;
+	return (u64)g << 32 | (u32)p->tgid;
+}
+
 /* The process tick of @p's process in @group, NULL: the group ticks per thread. */
 static struct proc_tick *proc_tick_of(struct task_struct *p, s32 group)
 {
 	struct proc_tick *pt, zero = {};
-	u32 g = group;
-	u64 key;
+	u64 key = proc_tick_key(p, group);
 
-	if (g >= MAX_GROUPS || !group_process_tick[g & (MAX_GROUPS - 1)] || SCX_TICK_BREAK_THREADTICKS)
+	if (!key)
 		return NULL;
-	key = (u64)g << 32 | (u32)p->tgid;
 	pt = bpf_map_lookup_elem(&proc_ticks, &key);
 	if (pt)
 		return pt;
@@ -1091,8 +1100,6 @@ static void proc_tick_begin(struct proc_tick *pt, u64 from, u64 grid, u64 deadli
 {
 	if (__sync_val_compare_and_swap(&pt->grid, from, grid) != from)
 		return; /* another thread of the process started it */
-	pt->mspt = ewma(pt->mspt, pt->runtime);
-	pt->runtime = 0;
 	pt->deadline = deadline;
 	pt->deadline_grid = grid;
 	count_tick(gs);
@@ -1126,32 +1133,99 @@ static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 star
 }
 
 /*
- * A thread of a tick = "process" group wakes (or becomes a runner): the
- * process's grid and CPU time decide, as grid_tick() does for a thread;
- * it joins the tick in progress or starts the next. Returns the grid the
- * decision was made from (for the trace), the start in @grid (0: joins or
- * continues), in @done whether the work of that tick looked done.
- * Mirrors dispatch::ProcessTick::wake().
+ * A thread of @p's process tick @pt (key @key) is awake from @now on.
+ * Returns whether it woke the process after a quarter period or more
+ * asleep in all: between the steps of a tick server (its step is a busy
+ * spell of its threads; a wake-up blocked mid-step is short, or another
+ * thread is busy).
  */
-static u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt, u64 now,
-		     u64 *grid, bool *done)
+static bool proc_awake(struct task_ctx *tctx, struct proc_tick *pt, u64 key, u64 now)
+{
+	if (tctx->proc_key)
+		return false; /* counted already */
+	tctx->proc_key = key;
+	if (__sync_fetch_and_add(&pt->busy, 1) > 0)
+		return false;
+	return elapsed(now, pt->idle_since) >= group_period((s32)(key >> 32)) / 4;
+}
+
+/* A thread counted busy by proc_awake() goes to sleep at @now. */
+static void proc_asleep(struct task_ctx *tctx, u64 now)
+{
+	struct proc_tick *pt = bpf_map_lookup_elem(&proc_ticks, &tctx->proc_key);
+
+	tctx->proc_key = 0;
+	if (pt && __sync_fetch_and_sub(&pt->busy, 1) == 1)
+		pt->idle_since = now;
+}
+
+/*
+ * The process woke after a quiet spell at @now, @from the grid of its
+ * tick in progress: its next step starts here. Within a quarter period of
+ * a grid point (clocks read on different CPUs, a helper that wakes just
+ * before the clock, a timer the emulated guest fired 9 ms late) the phase
+ * moves an eighth of the way, as grid_tick_at() moves it; farther off the
+ * grid was wrong (set at a start-up wake-up, or the server changed its
+ * phase) and the step sets it.
+ */
+static u64 step_grid(u64 from, u64 period, u64 now)
+{
+	u64 point = from + (now - from + period / 2) / period * period;
+
+	if (time_before(now, point))
+		return point - now <= period / 4 ? point - (point - now) / 8 : now;
+	return now - point <= period / 4 ? point + (now - point) / 8 : now;
+}
+
+/*
+ * A thread of a tick = "process" group wakes (or becomes a runner): the
+ * process's step and grid decide. A wake-up that ends a quiet spell of
+ * the whole process (@fresh, proc_awake()) at least an eighth of a period
+ * into its tick starts the next (the server's steps set the phase: a grid
+ * guessed at a start-up wake-up and moved an eighth per tick kept the
+ * process's deadlines up to 30 ms off its steps for a second); any other
+ * starts one only near the next grid point or later, as grid_tick() does
+ * for a thread whose work is not done: CPU time says nothing of a step's
+ * end here (the process's in all took the last thread's mid-step wake-up
+ * for the next step, and a thread's own part, learnt from ticks split
+ * that way, did too). It joins the
+ * tick in progress or starts the next. Returns the grid the decision was
+ * made from (for the trace), the start in @grid (0: joins or continues),
+ * in @done whether the work of that tick looked done. Mirrors
+ * dispatch::ProcessTick::wake().
+ */
+static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt, u64 now,
+				     bool fresh, u64 *grid, bool *done)
 {
 	u64 from = pt->grid, deadline = now + group_deadline(tctx->group);
+	u64 period = group_period(tctx->group);
+	bool starts;
 
-	/*
-	 * Blocked part-way through its own work for an earlier tick of the
-	 * process (another thread started the next): it keeps that tick and
-	 * its deadline, as a thread-ticked runner does (its miss counts).
-	 */
+	if (period < MIN_RUNNER_SLICE_NS)
+		period = MIN_RUNNER_SLICE_NS;
 	*done = tick_done(tctx);
-	if (tctx->grid && tctx->grid != from && !*done && !grid_tick(tctx, now, grid)) {
-		tctx->in_tick = true;
-		tctx->tick_start = now;
-		*grid = 0;
-		return tctx->grid;
+	if (fresh && from && !time_before(now, from) && now - from >= period / 8 &&
+	    !SCX_TICK_BREAK_NOSTEPS) {
+		*grid = step_grid(from, period, now);
+		starts = true;
+	} else {
+		/*
+		 * Blocked part-way through its own work for an earlier tick of
+		 * the process (another thread started the next): it keeps that
+		 * tick and its deadline, as a thread-ticked runner does (its
+		 * miss counts).
+		 */
+		if (tctx->grid && tctx->grid != from && !*done && !grid_tick(tctx, now, grid)) {
+			tctx->in_tick = true;
+			tctx->tick_start = now;
+			*grid = 0;
+			return tctx->grid;
+		}
+		/* not a step's start: near the next grid point, or later */
+		*done = false;
+		starts = grid_tick_at(from, period, now, false, grid);
 	}
-	*done = done_at(pt->runtime, pt->mspt);
-	if (grid_tick_at(from, group_period(tctx->group), now, *done, grid)) {
+	if (starts) {
 		deadline = tick_deadline(tctx->group, now, *grid);
 		proc_tick_begin(pt, from, *grid, deadline, lookup_group_stats(tctx->group));
 	} else {
@@ -1161,14 +1235,10 @@ static u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt, u64 now,
 	return from;
 }
 
-/* CPU time a runner had in its tick, and its process's tick. */
-static void add_runtime(struct task_struct *p, struct task_ctx *tctx, u64 ns)
+/* CPU time a runner had in its tick. */
+static void add_runtime(struct task_ctx *tctx, u64 ns)
 {
-	struct proc_tick *pt;
-
 	tctx->tick_runtime += ns;
-	if ((pt = proc_tick_of(p, tctx->group)))
-		__sync_fetch_and_add(&pt->runtime, ns);
 }
 
 static struct decision *trace_begin(s32 me, struct cpu_ctx *cctx, u64 now);
@@ -1227,7 +1297,9 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 		return;
 	}
 	if ((pt = proc_tick_of(p, tctx->group))) {
-		before = proc_wake(tctx, pt, now, &grid, &done);
+		bool fresh = proc_awake(tctx, pt, proc_tick_key(p, tctx->group), now);
+
+		before = proc_wake(tctx, pt, now, fresh, &grid, &done);
 		trace_wake(p, tctx, now, before, grid, done);
 		return;
 	}
@@ -1346,6 +1418,8 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 		 * (a server's threads start at start-up, its ticks later; a
 		 * grid set at start-up gave the first ticks early deadlines).
 		 */
+		if (pt)
+			proc_awake(tctx, pt, proc_tick_key(p, tctx->group), now);
 		if (!pt)
 			start_tick(p, tctx, now, 0);
 		else if (pt->grid && pt->deadline_grid == pt->grid && time_before(now, pt->deadline))
@@ -1961,7 +2035,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	 * at the end of its slice (replenish).
 	 */
 	if (tctx->in_tick && !time_before(now, tctx->deadline) && !SCX_TICK_BREAK_NOTICKREPLENISH) {
-		add_runtime(p, tctx, ran);
+		add_runtime(tctx, ran);
 		tctx->run_start = now;
 		ran = 0;
 		replenish(p, tctx, now, true);
@@ -2099,7 +2173,7 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 	if (!tctx)
 		return;
 	if (tctx->runner) {
-		add_runtime(p, tctx, elapsed(now, tctx->run_start));
+		add_runtime(tctx, elapsed(now, tctx->run_start));
 		if (!runnable)
 			return; /* it sleeps: quiescent ends the tick */
 		take_hint_mid_run(p, tctx, now);
@@ -2129,7 +2203,11 @@ void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)
 	u64 now, next;
 	s32 home;
 
-	if (!tctx || !tctx->in_tick || !(deq_flags & SCX_DEQ_SLEEP))
+	if (!tctx || !(deq_flags & SCX_DEQ_SLEEP))
+		return;
+	if (tctx->proc_key)
+		proc_asleep(tctx, clock_now());
+	if (!tctx->in_tick)
 		return;
 
 	/*

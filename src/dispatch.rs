@@ -412,13 +412,48 @@ pub fn wake(grid: Option<u64>, period: u64, rel_deadline: u64, now: u64, done: b
     starts(point + (now - point) / 8)
 }
 
+/// Where a process's step that starts at `now` (a wake-up after a quiet
+/// spell, [`ProcessTick`]) puts its grid, `from` the grid of its tick in
+/// progress (BPF: `step_grid()`): within a quarter period of a grid point
+/// (clocks read on different CPUs, a helper that wakes just before the
+/// clock, a timer the emulated guest fired 9 ms late) the phase moves an
+/// eighth of the way, as [`wake`] moves it; farther off, the grid was
+/// wrong (set at a start-up wake-up, or the server changed its phase) and
+/// the step sets it.
+pub fn step_grid(from: u64, period: u64, now: u64) -> u64 {
+    let point = from + (now - from + period / 2) / period * period;
+    if now < point {
+        if point - now <= period / 4 {
+            point - (point - now) / 8
+        } else {
+            now
+        }
+    } else if now - point <= period / 4 {
+        point + (now - point) / 8
+    } else {
+        now
+    }
+}
+
 /// The tick of one process in a `tick = "process"` group (BPF: `struct
 /// proc_tick`): a server whose step spans threads (a clock, a loop thread
 /// that wakes several times per step, helpers it waits on) has one tick
-/// per period, not one per thread. The process's grid and CPU time decide
-/// each wake-up of any of its threads ([`wake`]); the thread that starts
-/// a tick counts it, the others join it and work to its deadline; a miss
-/// is counted once, whichever thread is late.
+/// per period, not one per thread. A step of a tick server is a busy spell
+/// of its threads: a wake-up that ends a quiet spell of the whole process
+/// (a quarter period or more with none of its threads awake, [`awake`])
+/// at least an eighth of a period into its tick starts the next, and sets
+/// the phase when the grid is far off ([`step_grid`]). Any other wake-up
+/// starts one only near the next grid point or later ([`wake`] with its
+/// work not done): the CPU time of the process's threads says nothing of
+/// a step's end (the process's in all took the last thread's mid-step
+/// wake-up for the next step; a thread's own part, learnt from ticks split
+/// that way, did too; the grid, guessed at a start-up wake-up and moved an
+/// eighth per tick, stayed up to 30 ms off the steps for a second, and
+/// `vm/stats_follow_the_period_grid` counted 7-12 misses for 2). The
+/// thread that starts a tick counts it, the others join it and work to
+/// its deadline; a miss is counted once, whichever thread is late.
+///
+/// [`awake`]: ProcessTick::awake
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessTick {
     /// Where its tick in progress started on the grid (None: none yet).
@@ -426,44 +461,68 @@ pub struct ProcessTick {
     pub deadline: u64,
     /// The last tick whose miss was counted.
     pub missed_grid: u64,
-    /// Its threads' CPU time in the tick, and the average per tick.
-    pub runtime: u64,
-    pub mspt: u64,
+    /// Its threads awake (runnable or running), and since when none is.
+    pub busy: u64,
+    pub idle_since: u64,
 }
 
 impl ProcessTick {
+    /// A thread is awake from `now` on (BPF: `proc_awake()`): did it wake
+    /// the process after a quarter period or more asleep in all?
+    pub fn awake(&mut self, now: u64, period: u64) -> bool {
+        self.busy += 1;
+        self.busy == 1 && now.saturating_sub(self.idle_since) >= period / 4
+    }
+
+    /// A thread goes to sleep at `now` (BPF: `proc_asleep()`).
+    pub fn asleep(&mut self, now: u64) {
+        self.busy = self.busy.saturating_sub(1);
+        if self.busy == 0 {
+            self.idle_since = now;
+        }
+    }
+
     /// A thread wakes at `now` (BPF: `proc_wake()`): the tick it works
     /// for (grid, deadline), and whether this wake-up started it (a tick to
-    /// count). `own`: the thread's own last tick (grid, deadline, and
-    /// whether its part of the work looked done): a thread blocked
-    /// part-way through its work for an earlier tick keeps that tick, as a
-    /// thread-ticked runner does, while the process has moved on.
+    /// count). `fresh`: it ended a quiet spell of the process ([`awake`]).
+    /// `own`: the thread's own last tick (grid, deadline, and whether its
+    /// part of the work looked done): a thread blocked part-way through its
+    /// work for an earlier tick keeps that tick, as a thread-ticked runner
+    /// does, while the process has moved on.
+    ///
+    /// [`awake`]: ProcessTick::awake
     pub fn wake(
         &mut self,
         period: u64,
         rel_deadline: u64,
         now: u64,
         own: Option<(u64, u64, bool)>,
+        fresh: bool,
     ) -> (u64, u64, bool) {
-        if let Some((grid, deadline, false)) = own
-            && self.grid != Some(grid)
-            && wake(Some(grid), period, rel_deadline, now, false) == Wake::Continues
-        {
-            return (grid, deadline, false);
-        }
-        let done = tick_done(self.runtime, self.mspt);
-        match wake(self.grid, period, rel_deadline, now, done) {
+        let period = period.max(MIN_RUNNER_SLICE_NS);
+        let starts = match self.grid {
+            Some(from) if fresh && now >= from + period / 8 => Wake::Starts {
+                grid: step_grid(from, period, now),
+                deadline: 0,
+            },
+            _ => {
+                if let Some((grid, deadline, false)) = own
+                    && self.grid != Some(grid)
+                    && wake(Some(grid), period, rel_deadline, now, false) == Wake::Continues
+                {
+                    return (grid, deadline, false);
+                }
+                wake(self.grid, period, rel_deadline, now, false)
+            }
+        };
+        match starts {
             Wake::Continues => (self.grid.unwrap_or(now), self.deadline, false),
-            Wake::Starts { grid, deadline } => {
+            Wake::Starts { grid, .. } => {
+                let deadline = grid.max(now) + rel_deadline;
                 self.begin(grid, deadline);
                 (grid, deadline, true)
             }
         }
-    }
-
-    /// A thread ran `ns` in the tick.
-    pub fn ran(&mut self, ns: u64) {
-        self.runtime += ns;
     }
 
     /// A thread working for the tick at `grid` is still at work past its
@@ -497,12 +556,6 @@ impl ProcessTick {
     }
 
     fn begin(&mut self, grid: u64, deadline: u64) {
-        self.mspt = if self.mspt == 0 {
-            self.runtime
-        } else {
-            (self.mspt * 3 + self.runtime) / 4
-        };
-        self.runtime = 0;
         self.grid = Some(grid);
         self.deadline = deadline;
     }
@@ -748,10 +801,9 @@ mod tests {
             let mut tick_late = false;
             for (now, work, thread, done) in wakes {
                 let mine = own[thread].map(|(g, d)| (g, d, done));
-                let (grid, deadline, started) = pt.wake(P, P, now, mine);
+                let (grid, deadline, started) = pt.wake(P, P, now, mine, false);
                 own[thread] = Some((grid, deadline));
                 ticks += started as u64;
-                pt.ran(work);
                 if now + work > deadline && pt.miss(grid) {
                     misses += 1;
                 }
@@ -766,28 +818,106 @@ mod tests {
         );
         // a miss is counted once per tick, whichever thread is late
         let mut pt = ProcessTick::default();
-        let (grid, deadline, started) = pt.wake(P, P, 7 * P, None);
+        let (grid, deadline, started) = pt.wake(P, P, 7 * P, None, false);
         assert!(started);
-        assert_eq!(pt.wake(P, P, 7 * P + 3 * MS, None), (grid, deadline, false));
-        // the next tick started by another thread: one blocked part-way
-        // through its work for this tick keeps this tick
-        let (next, _, started) = pt.wake(P, P, 7 * P + 30 * MS, Some((grid, deadline, true)));
+        assert_eq!(
+            pt.wake(P, P, 7 * P + 3 * MS, None, false),
+            (grid, deadline, false)
+        );
+        // the next tick started by another thread (after a quiet spell of
+        // the process): one blocked part-way through its work for this
+        // tick keeps this tick
+        let (next, _, started) = pt.wake(P, P, 7 * P + 30 * MS, None, true);
         assert!(started && next > grid);
         let mid = Some((grid, deadline, false));
-        assert_eq!(pt.wake(P, P, 7 * P + 35 * MS, mid), (grid, deadline, false));
+        assert_eq!(
+            pt.wake(P, P, 7 * P + 35 * MS, mid, false),
+            (grid, deadline, false)
+        );
         // its part done, it joins the process's tick
         let done = Some((grid, deadline, true));
-        assert_eq!(pt.wake(P, P, 7 * P + 35 * MS, done).0, next);
+        assert_eq!(pt.wake(P, P, 7 * P + 35 * MS, done, false).0, next);
         assert!(pt.miss(grid) && !pt.miss(grid));
         // two threads overrun: the process's next tick is started once
         let mut pt = ProcessTick::default();
-        let (grid, deadline, _) = pt.wake(P, P, 7 * P, None);
+        let (grid, deadline, _) = pt.wake(P, P, 7 * P, None, false);
         let next = pt.replenish(grid, deadline, P, deadline + MS);
         assert_eq!(next, (grid + P, deadline + P, true));
         assert_eq!(
             pt.replenish(grid, deadline, P, deadline + 2 * MS),
             (grid + P, deadline + P, false)
         );
+    }
+
+    #[test]
+    fn a_process_step_is_a_busy_spell_of_its_threads() {
+        // tickload's process case: 3 threads leave a start-up barrier
+        // 20 ms before the first step, then wake at each step (a timer,
+        // now and then 9 ms late), each works in 3 parts blocked 1 ms
+        // apart, slowed by CPU hogs; the slowest thread's last part wakes
+        // late in the step, when the others sleep already
+        const P: u64 = 50_000_000;
+        const MS: u64 = 1_000_000;
+        let mut seed = 0x9e37_79b9_u64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let base = 1_000 * P;
+        // (when, thread, wakes (else sleeps), its part of the step done before)
+        let mut events = Vec::new();
+        for thread in 0..3 {
+            events.push((base - 20 * MS, thread, true, true));
+            events.push((base - 20 * MS + MS / 5, thread, false, true));
+        }
+        for t in 0..300u64 {
+            let nominal = base + t * P;
+            let timer = if t % 37 == 5 { 9 * MS } else { rnd(MS / 2) };
+            for thread in 0..3 {
+                let mut at = nominal + timer + rnd(MS / 4);
+                for part in 0..3 {
+                    events.push((at, thread, true, part == 0));
+                    let stall = rnd(if thread == 2 { 12 * MS } else { 4 * MS });
+                    at += 10 * MS / 3 + stall;
+                    events.push((at, thread, false, false));
+                    at += MS;
+                }
+            }
+        }
+        events.sort();
+        let steps = |pt: &mut ProcessTick, fresh_wakes: bool| {
+            let mut own: [Option<(u64, u64)>; 3] = [None; 3];
+            let (mut ticks, mut worst) = (0, 0);
+            for &(now, thread, wakes, done) in &events {
+                if !wakes {
+                    pt.asleep(now);
+                    continue;
+                }
+                let fresh = pt.awake(now, P) && fresh_wakes;
+                let mine = own[thread].map(|(g, d)| (g, d, done));
+                let (grid, deadline, started) = pt.wake(P, P, now, mine, fresh);
+                own[thread] = Some((grid, deadline));
+                ticks += started as u64;
+                // a step's deadline is its due time's, or later when its
+                // timer fired late (never earlier than the wake-up's own)
+                let t = now.saturating_sub(base) / P;
+                if now >= base && t % 37 != 5 {
+                    worst = worst.max(deadline.abs_diff(base + t * P + P));
+                }
+            }
+            (ticks, worst)
+        };
+        // one tick at the barrier, then one per step, each with its
+        // step's deadline (a 9 ms late timer moves the phase an eighth
+        // of that)
+        let (ticks, worst) = steps(&mut ProcessTick::default(), true);
+        assert_eq!(ticks, 301, "{ticks} ticks for 300 steps and a start");
+        assert!(worst <= 2 * MS, "a deadline {worst} ns off its step's");
+        // the grid alone: the barrier's phase stays, 20 ms off
+        let (_, worst) = steps(&mut ProcessTick::default(), false);
+        assert!(worst > 10 * MS, "{worst}");
     }
 
     #[test]

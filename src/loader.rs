@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use libbpf_rs::OpenObject;
 use libbpf_rs::{MapCore, RingBufferBuilder};
-use log::{debug, info, warn};
+use log::{debug, info, trace, warn};
 use scx_utils::{UserExitInfo, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
 use crate::bpf::{BpfSkel, BpfSkelBuilder, intf};
@@ -322,6 +322,16 @@ impl<'a> Scheduler<'a> {
         let mut rb = RingBufferBuilder::new();
         rb.add(&self.skel.maps.miss_events, |data: &[u8]| {
             if let Some(e) = MissEvent::parse(data) {
+                trace!(
+                    "miss: {}[{}] group {} cpu {} deadline {} at {} (+{} us)",
+                    e.comm,
+                    e.tid,
+                    e.group,
+                    e.cpu,
+                    e.deadline_ns,
+                    e.at_ns,
+                    e.overshoot_ns / 1000
+                );
                 pending.borrow_mut().push(e);
             }
             0

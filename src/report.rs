@@ -32,6 +32,9 @@ pub struct MissEvent {
     pub cpu: i32,
     pub overshoot_ns: u64,
     pub stolen: bool,
+    /// Its deadline and when the miss was seen (CLOCK_MONOTONIC ns), for -vv.
+    pub deadline_ns: u64,
+    pub at_ns: u64,
 }
 
 impl MissEvent {
@@ -54,6 +57,8 @@ impl MissEvent {
             cpu: e.cpu,
             overshoot_ns: e.overshoot_ns,
             stolen: e.stolen != 0,
+            deadline_ns: e.deadline_ns,
+            at_ns: e.at_ns,
         })
     }
 }

@@ -97,6 +97,10 @@ struct Args {
     /// phase to each other (default: 20 ms from now, any phase).
     #[arg(long)]
     phase_ms: Option<f64>,
+    /// Write every tick (runner, due, begin, end in CLOCK_MONOTONIC ns)
+    /// to FILE, one per line: to set against scx_tick's miss log (-vv).
+    #[arg(long, value_name = "FILE", hide = true)]
+    ticks_log: Option<PathBuf>,
 }
 
 #[derive(Debug, Serialize)]
@@ -358,8 +362,12 @@ fn run(a: Args) -> Result<()> {
         .collect();
     let mut runners = Vec::new();
     let mut all = Vec::new();
+    let mut log = String::new();
     for res in results {
         let (name, (ticks, cpus, skipped)) = res.map_err(anyhow::Error::msg)?;
+        for t in &ticks {
+            log += &format!("{name}\t{}\t{}\t{}\n", t.due_ns, t.begin_ns, t.end_ns);
+        }
         runners.push(RunnerReport {
             name,
             summary: summarize(&ticks, deadline, 1, end - start),
@@ -367,6 +375,9 @@ fn run(a: Args) -> Result<()> {
             skipped,
         });
         all.extend(ticks);
+    }
+    if let Some(path) = &a.ticks_log {
+        std::fs::write(path, log).with_context(|| format!("writing {}", path.display()))?;
     }
     let skipped: u64 = runners.iter().map(|r| r.skipped).sum();
     let total = summarize(&all, deadline, a.threads, end - start);
