@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 16] = [
+const BREAKAGES: [&str; 17] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -25,6 +25,7 @@ const BREAKAGES: [&str; 16] = [
     "threadticks",
     "noinherit",
     "nodemote",
+    "nosteps",
 ];
 
 fn main() {

@@ -31,9 +31,10 @@ declare -A MUST=(
   [threadticks]="vm/stats_follow_the_period_grid"
   [noinherit]="vm/helpers_inherit_the_tick_deadline"
   [nodemote]="vm/overloaded_server_spares_its_neighbour"
+  [nosteps]="vm/stats_follow_the_period_grid"
 )
 ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked hometurn nicestall nospill
-  waketicks notickreplenish threadticks noinherit nodemote)
+  waketicks notickreplenish threadticks noinherit nodemote nosteps)
 [[ $# -gt 0 ]] && ORDER=("$@")
 for b in "${ORDER[@]}"; do [[ -n "${MUST[$b]:-}" ]] || die "unknown breakage $b (allowed: ${!MUST[*]})"; done
 

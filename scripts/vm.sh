@@ -6,7 +6,12 @@
 # and runs the command as root in the caller's working directory.
 #
 #   scripts/vm.sh [--cpus N] [--mem MB] [--timeout SECS] [--env NAME=VALUE]...
-#                 [--verbose] [--vng] -- COMMAND [ARGS...]
+#                 [--topology SMP] [--nodes N] [--verbose] [--vng] -- COMMAND [ARGS...]
+#
+# --topology gives the guest a host's shape: QEMU's -smp keys after the CPU
+# count, e.g. sockets=2,cores=2,threads=2 (SMT siblings, two packages) or
+# maxcpus=8 (possible CPUs beyond the online ones); --nodes N splits the
+# CPUs (in order, evenly) and the memory into N NUMA nodes. Plain QEMU only.
 #
 # The command's stdout and stderr stream back live, separately. Exit status:
 #   the command's own, or
@@ -30,20 +35,33 @@ case "${SCX_TICK_VM:-qemu}" in
   vng) VNG=1 ;;
   *) die "SCX_TICK_VM=$SCX_TICK_VM: must be qemu (the default) or vng" ;;
 esac
-CPUS=4 MEM=2048 TIMEOUT=600 VERBOSE=0 ENVS=()
+CPUS=4 MEM=2048 TIMEOUT=600 VERBOSE=0 ENVS=() TOPOLOGY="" NODES=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cpus) CPUS=$2; shift 2 ;;
     --mem) MEM=$2; shift 2 ;;
     --timeout) TIMEOUT=$2; shift 2 ;;
     --env) ENVS+=("$2"); shift 2 ;;
+    --topology) TOPOLOGY=$2; shift 2 ;;
+    --nodes) NODES=$2; shift 2 ;;
     --verbose) VERBOSE=1; shift ;;
     --vng) VNG=1; shift ;;
     --) shift; break ;;
-    *) die "vm.sh: unknown option $1 (usage: vm.sh [--cpus N] [--mem MB] [--timeout S] [--env K=V] [--verbose] [--vng] -- CMD...)" ;;
+    *) die "vm.sh: unknown option $1 (usage: vm.sh [--cpus N] [--mem MB] [--timeout S] [--env K=V] [--topology SMP] [--nodes N] [--verbose] [--vng] -- CMD...)" ;;
   esac
 done
 [[ $# -gt 0 ]] || die "vm.sh: no command given (usage: vm.sh [options] -- CMD...)"
+[[ "$TOPOLOGY" =~ ^([a-z]+=[0-9]+)(,[a-z]+=[0-9]+)*$ || -z "$TOPOLOGY" ]] ||
+  die "vm.sh: --topology $TOPOLOGY: want QEMU -smp keys such as sockets=2,cores=2,threads=2 or maxcpus=8"
+[[ "$NODES" =~ ^[1-9][0-9]*$ ]] && ((CPUS % NODES == 0 && MEM % NODES == 0)) ||
+  die "vm.sh: --nodes $NODES: want a count that divides the CPUs ($CPUS) and the memory ($MEM MB)"
+[[ $VNG -eq 0 || ( -z "$TOPOLOGY" && $NODES -eq 1 ) ]] || die "vm.sh: --topology and --nodes are for plain QEMU guests, not --vng"
+SMP=("$CPUS${TOPOLOGY:+,$TOPOLOGY}")
+NUMA_ARGS=()
+for ((n = 0; NODES > 1 && n < NODES; n++)); do
+  NUMA_ARGS+=(-object "memory-backend-ram,id=mem$n,size=$((MEM / NODES))M"
+    -numa "node,nodeid=$n,memdev=mem$n,cpus=$((n * CPUS / NODES))-$(((n + 1) * CPUS / NODES - 1))")
+done
 
 KDIR="$KERNEL_CACHE/current"
 [[ -e "$KDIR/vmlinuz" ]] || die "no guest kernel in $KDIR: run scripts/setup.sh first"
@@ -198,7 +216,7 @@ GUEST
   # round-robin them and blur the very contention the tests compare.
   if [[ "$ACCEL" == kvm ]]; then CPU_ARGS=(-accel kvm -cpu host); else CPU_ARGS=(-accel tcg,thread=multi -cpu max); fi
 
-  qemu-system-x86_64 "${CPU_ARGS[@]}" -smp "$CPUS" -m "$MEM" -nographic -nodefaults -no-reboot \
+  qemu-system-x86_64 "${CPU_ARGS[@]}" -smp "${SMP[0]}" "${NUMA_ARGS[@]}" -m "$MEM" -nographic -nodefaults -no-reboot \
     -kernel "$KDIR/vmlinuz" -initrd "$INITRD" \
     -append "console=ttyS0 panic=-1 loglevel=${SCX_TICK_VM_LOGLEVEL:-6} rdinit=/init" \
     -serial "file:$RUN/console.log" -monitor none \

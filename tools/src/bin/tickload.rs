@@ -97,6 +97,11 @@ struct Args {
     /// phase to each other (default: 20 ms from now, any phase).
     #[arg(long)]
     phase_ms: Option<f64>,
+    /// Halfway through the run, move every runner's schedule this many ms
+    /// later, once (a server that fell behind and reset its clock: its
+    /// steps keep their period at a new phase).
+    #[arg(long, default_value_t = 0.0)]
+    phase_jump_ms: f64,
     /// Write every tick (runner, due, begin, end in CLOCK_MONOTONIC ns)
     /// to FILE, one per line: to set against scx_tick's miss log (-vv).
     #[arg(long, value_name = "FILE", hide = true)]
@@ -168,6 +173,8 @@ struct Plan {
     /// The runner's helper: work sent, done replied.
     helper: Option<(mpsc::Sender<u64>, mpsc::Receiver<u64>)>,
     helper_ns: u64,
+    /// (when, by how much): the one move of the schedule, --phase-jump-ms.
+    jump: (u64, u64),
 }
 
 /// A runner's helper thread: burns the work it is handed, replies with its
@@ -204,7 +211,14 @@ fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>, u64) 
     let mut cpus = BTreeMap::new();
     let mut skipped = 0;
     let mut next = plan.start;
+    let mut jump = Some(plan.jump);
     while next < plan.end {
+        if let Some((at, by)) = jump
+            && next >= at
+        {
+            next += by;
+            jump = None;
+        }
         if let Some(h) = &plan.hint {
             h.set_deadline_ns(next + plan.deadline);
         }
@@ -308,6 +322,7 @@ fn run(a: Args) -> Result<()> {
             let game_server = a.game_server;
             let blocks = a.blocks;
             let helper_ns = ns(a.helper_ms);
+            let jump_by = ns(a.phase_jump_ms);
             let helper = (helper_ns > 0)
                 .then(|| spawn_helper(format!("Tick Helper #{k}")))
                 .transpose();
@@ -342,6 +357,7 @@ fn run(a: Args) -> Result<()> {
                             blocks,
                             helper,
                             helper_ns,
+                            jump: (start + (end - start) / 2 / period * period, jump_by),
                         };
                         (name, run_ticks(&plan, rng))
                     })
