@@ -24,6 +24,7 @@ const volatile u32 nr_tick_cpus;
 const volatile s32 tick_cpus[MAX_CPUS];         /* round-robin order */
 const volatile u32 tick_index_plus1[MAX_CPUS];  /* cpu -> index + 1, 0: not a tick CPU */
 const volatile u32 cpu_llc[MAX_CPUS];           /* cpu -> LLC id, for locality of spill-over */
+const volatile bool cpu_online[MAX_CPUS];       /* online at load (hotplug re-attaches) */
 const volatile u64 group_home_mask[MAX_GROUPS][MAX_CPUS / 64]; /* where a group's homes may be */
 const volatile u64 group_deadline_ns[MAX_GROUPS];
 const volatile u64 group_period_ns[MAX_GROUPS];
@@ -781,6 +782,12 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
 	if (SCX_TICK_BREAK_NOSPILL && tick_index(cpu) < 0)
+		return false;
+	/*
+	 * A possible CPU that is offline looks free (nothing runs there), and
+	 * a runner put in its local queue lands in the global queue instead.
+	 */
+	if (cpu >= MAX_CPUS || !cpu_online[cpu & (MAX_CPUS - 1)])
 		return false;
 	return cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !cctx->running_tick &&
 	       !in_share(cctx, now) && !other_owed(cctx, now) &&
@@ -2256,7 +2263,7 @@ static s32 build_cpumask(struct bpf_cpumask __kptr **slot, bool tick)
 	bpf_for(cpu, 0, MAX_CPUS) {
 		if (cpu >= scx_bpf_nr_cpu_ids())
 			break;
-		if ((tick_index(cpu) >= 0) == tick)
+		if (cpu_online[cpu] && (tick_index(cpu) >= 0) == tick)
 			bpf_cpumask_set_cpu(cpu, mask);
 	}
 	mask = bpf_kptr_xchg(slot, mask);

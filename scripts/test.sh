@@ -106,12 +106,21 @@ int3_death() {
   awk '/^\[vm.sh\] first kernel report/ { getline; print; exit }' "$1" | grep -q "Oops: int3"
 }
 
+# A scenario that needs a guest of another shape says so in a line
+# "# guest: VM.SH-OPTIONS" (e.g. --cpus 8 --topology ... --nodes 2).
+guest_shape() { # file
+  local shape
+  shape=$(sed -n 's/^# guest: //p' "$1" | head -1)
+  echo "${shape:---cpus ${SCX_TICK_TEST_CPUS:-4}}"
+}
+
 run_vm() { # file qemu|vng bpf|userspace
-  local out rc timeout=300 env=("${VM_ENV[@]}")
+  local out rc timeout=300 env=("${VM_ENV[@]}") shape
+  read -ra shape <<<"$(guest_shape "$1")"
   [[ $2 == vng ]] && timeout=360 # its guest boots slower
   [[ $3 == userspace ]] && env+=(--env SCX_TICK_MODE=userspace)
   out=$(mktemp)
-  SCX_TICK_VM=$2 bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout $timeout "${env[@]}" -- bash "$1" 2>&1 | tee "$out"
+  SCX_TICK_VM=$2 bash scripts/vm.sh "${shape[@]}" --timeout $timeout "${env[@]}" -- bash "$1" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
   local why=""
   [[ $rc -eq 125 ]] && int3_death "$out" && why="the guest kernel died of an int3 oops in patched code (TCG emulation)"
@@ -122,7 +131,7 @@ run_vm() { # file qemu|vng bpf|userspace
   if [[ -n "$why" ]]; then
     echo "RETRY   $why; once more in a new guest"
     RETRIED+=("$1")
-    SCX_TICK_VM=$2 bash scripts/vm.sh --cpus "${SCX_TICK_TEST_CPUS:-4}" --timeout $timeout "${env[@]}" -- bash "$1"
+    SCX_TICK_VM=$2 bash scripts/vm.sh "${shape[@]}" --timeout $timeout "${env[@]}" -- bash "$1"
     rc=$?
     [[ $rc -eq 0 ]] && RETRIED_PASSED=$((RETRIED_PASSED + 1))
   fi

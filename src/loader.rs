@@ -237,9 +237,11 @@ impl<'a> Scheduler<'a> {
             rodata.tick_cpus[i] = cpu as i32;
             rodata.tick_index_plus1[cpu] = i as u32 + 1;
         }
-        // spill-over prefers CPUs that share the home's last-level cache
+        // spill-over prefers CPUs that share the home's last-level cache,
+        // and takes none that is offline (machine.cpus: the online ones)
         for c in machine.cpus.iter().filter(|c| c.id < MAX_CPUS) {
             rodata.cpu_llc[c.id] = c.llc as u32;
+            rodata.cpu_online[c.id] = true;
         }
         for (i, g) in plan.groups.iter().enumerate() {
             rodata.group_deadline_ns[i] = g.deadline_ns;
