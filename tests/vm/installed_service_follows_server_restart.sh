@@ -3,7 +3,9 @@
 # would start it, scx_tick finds a JVM's region tick threads started after
 # it, in the server's own (limited) cgroup, follows the server's restart
 # within one scan, keeps --stats-json - pure JSON (with -vv: libbpf too), serves a scrape beside an
-# idle connection, and moves everything back on SIGTERM.
+# idle connection, and moves everything back on SIGTERM. Its flags file
+# (the unit's EnvironmentFile) sets the metrics address; the uninstall
+# removes what the install put there and keeps the flags file it changed.
 source "$(dirname "$0")/../lib.sh"
 JVM=""
 trap '[[ -n "$JVM" ]] && { kill -9 $JVM 2>/dev/null || true; }; cleanup' EXIT
@@ -13,12 +15,18 @@ command -v java >/dev/null && command -v javac >/dev/null || skip "no JDK (java,
 PREFIX=/root/scx
 bash "$ROOT/scripts/install.sh" --no-build --prefix $PREFIX 2>"$WORK/install.err" || fail "install failed: $(cat "$WORK/install.err")"
 UNIT=/etc/systemd/system/scx_tick.service
-for f in $PREFIX/bin/scx_tick $PREFIX/bin/scx_tick_user /etc/scx_tick.toml $UNIT; do
+for f in $PREFIX/bin/scx_tick $PREFIX/bin/scx_tick_user /etc/scx_tick.toml /etc/default/scx_tick $UNIT; do
   [[ -e $f ]] || fail "install left no $f"
 done
 EXEC=$(sed -n 's/^ExecStart=//p' $UNIT)
-[[ "$EXEC" == "$PREFIX/bin/scx_tick --config /etc/scx_tick.toml" ]] || fail "unit's ExecStart: $EXEC"
+[[ "$EXEC" == "$PREFIX/bin/scx_tick --config /etc/scx_tick.toml \$SCX_TICK_FLAGS" ]] || fail "unit's ExecStart: $EXEC"
+grep -qx "EnvironmentFile=-/etc/default/scx_tick" $UNIT || fail "the unit reads no flags file"
 note "unit: ExecStart=$EXEC"
+# the operator's flags, as systemd passes them: the variable split at spaces
+echo 'SCX_TICK_FLAGS="--metrics-addr 127.0.0.1:9470 --stats 1"' >>/etc/default/scx_tick
+# shellcheck disable=SC1091
+SCX_TICK_FLAGS=$(source /etc/default/scx_tick && echo "$SCX_TICK_FLAGS")
+EXEC=${EXEC//\$SCX_TICK_FLAGS/$SCX_TICK_FLAGS}
 # the unit checks the file first, and does not restart on a bad one (exit 2)
 PRE=$(sed -n 's/^ExecStartPre=//p' $UNIT)
 [[ "$PRE" == "$PREFIX/bin/scx_tick check-config /etc/scx_tick.toml" ]] || fail "unit's ExecStartPre: $PRE"
@@ -79,7 +87,7 @@ with open(sys.argv[1], "w") as log:
 print("parsed", n)
 ' "$WORK/json.log" <"$WORK/json.fifo" >"$WORK/parser.out" 2>&1 &
 PARSER=$!
-$EXEC -vv --stats-json - --stats 1 --metrics-addr 127.0.0.1:9470 >"$WORK/json.fifo" 2>"$WORK/scx.err" &
+$EXEC -vv --stats-json - >"$WORK/json.fifo" 2>"$WORK/scx.err" &
 SCX_PID=$!
 for ((i = 0; i < 1200; i++)); do [[ "$(sched_state)" == enabled ]] && break; sleep 0.1; done
 [[ "$(sched_state)" == enabled ]] || fail "the unit's command line did not enable scx_tick (state $(sched_state))"
@@ -155,4 +163,13 @@ grep -q "scx_tick totals:" "$WORK/scx.err" || fail "no exit summary on stderr"
 timestamp=$(tail -1 "$WORK/json.log" | python3 -c 'import json,sys,time; m=json.load(sys.stdin); print(abs(m["timestamp_s"]-time.time()) < 120)')
 [[ $timestamp == True ]] || fail "JSON objects carry no wall-clock timestamp"
 kill $JVM 2>/dev/null || true; wait $JVM 2>/dev/null || true; JVM=""
+
+# --- uninstalled: what the install put there is gone, the changed flags file kept
+bash "$ROOT/scripts/install.sh" --uninstall --prefix $PREFIX 2>"$WORK/uninstall.err" || fail "uninstall failed: $(cat "$WORK/uninstall.err")"
+for f in $PREFIX/bin/scx_tick $PREFIX/bin/scx_tick_user /etc/scx_tick.toml $UNIT; do
+  [[ ! -e $f ]] || fail "uninstall left $f"
+done
+[[ -e /etc/default/scx_tick ]] && grep -q "kept /etc/default/scx_tick" "$WORK/uninstall.err" ||
+  fail "uninstall removed the changed flags file, or did not say it kept it: $(cat "$WORK/uninstall.err")"
+note "uninstall: $(tr '\n' ' ' <"$WORK/uninstall.err" | cut -c1-240)"
 check_dmesg_clean
