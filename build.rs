@@ -8,7 +8,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 /// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 17] = [
+const BREAKAGES: [&str; 18] = [
     "fifo",
     "nosteal",
     "steal-early",
@@ -26,6 +26,7 @@ const BREAKAGES: [&str; 17] = [
     "noinherit",
     "nodemote",
     "nosteps",
+    "sharecharge",
 ];
 
 fn main() {

@@ -69,4 +69,8 @@
 #define SCX_TICK_BREAK_NOSTEPS 0     /* a process's wake-up after a quiet spell is no step: the grid alone decides */
 #endif
 
+#ifndef SCX_TICK_BREAK_SHARECHARGE
+#define SCX_TICK_BREAK_SHARECHARGE 0 /* a task given an owed share pays only for the time it ran */
+#endif
+
 #endif /* __SCX_TICK_BREAKAGES_H */

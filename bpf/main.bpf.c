@@ -153,6 +153,7 @@ struct task_ctx {
 	u64 vtime;          /* fair-queue vtime while it is an other task */
 	u64 queued_at;      /* when it last entered the fair queue */
 	u64 proc_key;       /* the process tick it counts as busy (awake) in, 0: none */
+	u64 share_turn;     /* the owed share it was given to run: charged whole */
 };
 
 struct {
@@ -2154,6 +2155,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 	/* its owed share runs whole, unpreempted */
 	if (time_before(now, cctx->share_until)) {
 		p->scx.slice = cctx->share_until - now;
+		tctx->share_turn = p->scx.slice;
 		return;
 	}
 	/* other work on a tick CPU must end run_tasks_buffer before the next tick */
@@ -2165,7 +2167,7 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
-	u64 now = clock_now(), cap;
+	u64 now = clock_now(), cap, ran;
 
 	if (cctx)
 		cctx->running_tick = false;
@@ -2197,7 +2199,17 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 	 * task owes more than two slices ahead of that clock, so it waits at
 	 * most about two rounds; below that, weights keep their proportions.
 	 */
-	tctx->vtime += elapsed(now, tctx->run_start) * 100 / p->scx.weight;
+	ran = elapsed(now, tctx->run_start);
+	/*
+	 * An owed share is a turn, paid whole, used or not: a task that wakes
+	 * often and runs a moment (a timer, a kworker) paid only that moment,
+	 * stayed the fair queue's head and took every share while runners
+	 * kept the CPUs busy; CPU hogs behind it waited past the watchdog.
+	 */
+	if (tctx->share_turn && ran < tctx->share_turn && !SCX_TICK_BREAK_SHARECHARGE)
+		ran = tctx->share_turn;
+	tctx->share_turn = 0;
+	tctx->vtime += ran * 100 / p->scx.weight;
 	cap = vtime_now + 2 * other_slice_ns;
 	if (!SCX_TICK_BREAK_NICESTALL && time_after(tctx->vtime, cap))
 		tctx->vtime = cap;
