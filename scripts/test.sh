@@ -47,8 +47,10 @@ VNG_SUBSET=(vm/loads_and_names_itself vm/ticks_beat_default_scheduler_under_load
   vm/stats_match_the_workload vm/hotplug_reattaches)
 # Scenarios that cannot pass in a virtme-ng guest, by name, and the limit of
 # vng that stops them (docs/testing.md), e.g. [vm/NAME]="vng lacks X"; they
-# are reported as skipped there, with the reason. None is known.
-declare -A VNG_CANNOT=()
+# are reported as skipped there, with the reason.
+declare -A VNG_CANNOT=(
+  [vm/runs_on_smt_numa_and_offline_cpus]="its guest shape (sockets, SMT, NUMA nodes) is QEMU's -smp/-numa, which scripts/vm.sh gives plain QEMU guests only"
+)
 
 selected() {
   local name=$1 p
