@@ -1141,20 +1141,20 @@ static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 star
 }
 
 /*
- * A thread of @p's process tick @pt (key @key) is awake from @now on.
+ * A thread @p of its process tick @pt is awake from @now on.
  * Returns whether it woke the process after a quarter period or more
  * asleep in all: between the steps of a tick server (its step is a busy
  * spell of its threads; a wake-up blocked mid-step is short, or another
  * thread is busy).
  */
-static bool proc_awake(struct task_ctx *tctx, struct proc_tick *pt, u64 key, u64 now)
+static bool proc_awake(struct task_struct *p, struct task_ctx *tctx, struct proc_tick *pt, u64 now)
 {
 	if (tctx->proc_key)
 		return false; /* counted already */
-	tctx->proc_key = key;
+	tctx->proc_key = proc_tick_key(p, tctx->group);
 	if (__sync_fetch_and_add(&pt->busy, 1) > 0)
 		return false;
-	return elapsed(now, pt->idle_since) >= group_period((s32)(key >> 32)) / 4;
+	return elapsed(now, pt->idle_since) >= group_period(tctx->group) / 4;
 }
 
 /* A thread counted busy by proc_awake() goes to sleep at @now. */
@@ -1305,7 +1305,7 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 		return;
 	}
 	if ((pt = proc_tick_of(p, tctx->group))) {
-		bool fresh = proc_awake(tctx, pt, proc_tick_key(p, tctx->group), now);
+		bool fresh = proc_awake(p, tctx, pt, now);
 
 		before = proc_wake(tctx, pt, now, fresh, &grid, &done);
 		trace_wake(p, tctx, now, before, grid, done);
@@ -1426,15 +1426,16 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 		 * (a server's threads start at start-up, its ticks later; a
 		 * grid set at start-up gave the first ticks early deadlines).
 		 */
-		if (pt)
-			proc_awake(tctx, pt, proc_tick_key(p, tctx->group), now);
-		if (!pt)
+		if (!pt) {
 			start_tick(p, tctx, now, 0);
-		else if (pt->grid && pt->deadline_grid == pt->grid && time_before(now, pt->deadline))
-			proc_tick_join(tctx, pt, now, now + group_deadline(tctx->group));
-		else {
-			learn_mspt(tctx);
-			set_tick(tctx, now, 0, now + group_deadline(tctx->group));
+		} else {
+			proc_awake(p, tctx, pt, now);
+			if (pt->grid && pt->deadline_grid == pt->grid && time_before(now, pt->deadline)) {
+				proc_tick_join(tctx, pt, now, now + group_deadline(tctx->group));
+			} else {
+				learn_mspt(tctx);
+				set_tick(tctx, now, 0, now + group_deadline(tctx->group));
+			}
 		}
 	}
 	tctx->runner = true;

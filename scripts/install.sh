@@ -35,6 +35,15 @@ done
 
 CONFIG="$SYSCONFDIR/scx_tick.toml" FLAGS="$SYSCONFDIR/default/scx_tick" UNIT="$UNITDIR/scx_tick.service"
 have_systemd() { [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null; }
+# The scx project's loaders enabled here: scx_tick's unit Conflicts= with them
+enabled_loaders() {
+  local other
+  have_systemd || return 0
+  for other in scx.service scx_loader.service; do
+    [[ "$(systemctl is-enabled "$other" 2>/dev/null)" == enabled ]] && echo "$other"
+  done
+  return 0
+}
 
 # The example files, as installed: an installed copy still equal to them
 # is ours to remove; one the operator changed is theirs.
@@ -54,10 +63,8 @@ if [[ $UNINSTALL -eq 1 ]]; then
   remove_unless_changed "$FLAGS" "$ROOT/services/scx_tick.default"
   # scx_tick moved the runner threads back and detached when it stopped;
   # a scheduler the unit stopped by Conflicts= is the operator's to start
-  for other in scx.service scx_loader.service; do
-    if have_systemd && [[ "$(systemctl is-enabled "$other" 2>/dev/null)" == enabled ]]; then
-      log "$other is enabled: systemctl start $other runs it again"
-    fi
+  for other in $(enabled_loaders); do
+    log "$other is enabled: systemctl start $other runs it again"
   done
   exit 0
 fi
@@ -111,10 +118,8 @@ elif [[ "$(cat /sys/kernel/sched_ext/state 2>/dev/null)" == enabled ]] &&
   ! grep -q '^scx_tick' /sys/kernel/sched_ext/root/ops 2>/dev/null; then
   log "warning: another sched_ext scheduler runs now ($(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)): scx_tick cannot start until it stops"
 fi
-for other in scx.service scx_loader.service; do
-  if have_systemd && [[ "$(systemctl is-enabled "$other" 2>/dev/null)" == enabled ]]; then
-    log "warning: $other is enabled: starting scx_tick stops it (only one sched_ext scheduler runs at a time); systemctl disable $other keeps it from starting at boot instead of scx_tick"
-  fi
+for other in $(enabled_loaders); do
+  log "warning: $other is enabled: starting scx_tick stops it (only one sched_ext scheduler runs at a time); systemctl disable $other keeps it from starting at boot instead of scx_tick"
 done
 
 "$PREFIX/bin/scx_tick" check-config "$CONFIG" >&2 || die "$CONFIG does not validate (see above)"

@@ -501,10 +501,13 @@ impl ProcessTick {
     ) -> (u64, u64, bool) {
         let period = period.max(MIN_RUNNER_SLICE_NS);
         let starts = match self.grid {
-            Some(from) if fresh && now >= from + period / 8 => Wake::Starts {
-                grid: step_grid(from, period, now),
-                deadline: 0,
-            },
+            Some(from) if fresh && now >= from + period / 8 => {
+                let grid = step_grid(from, period, now);
+                Wake::Starts {
+                    grid,
+                    deadline: grid.max(now) + rel_deadline,
+                }
+            }
             _ => {
                 if let Some((grid, deadline, false)) = own
                     && self.grid != Some(grid)
@@ -517,8 +520,7 @@ impl ProcessTick {
         };
         match starts {
             Wake::Continues => (self.grid.unwrap_or(now), self.deadline, false),
-            Wake::Starts { grid, .. } => {
-                let deadline = grid.max(now) + rel_deadline;
+            Wake::Starts { grid, deadline } => {
                 self.begin(grid, deadline);
                 (grid, deadline, true)
             }
@@ -626,6 +628,16 @@ pub fn yields(key: u64, ran: u64, queued: Option<u64>, global: Option<u64>, park
 mod tests {
     use super::*;
 
+    /// A seeded xorshift: `rnd(n)` draws in 0..n, the same every run.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
     #[test]
     fn overrun_work_yields_to_a_neighbours_fresh_tick_but_not_to_later_ones() {
         const MS: u64 = 1_000_000;
@@ -722,13 +734,7 @@ mod tests {
         // and then mid-tick with work left: one tick per period, never
         // two, each deadline from its wake-up, the grid near the period's
         const P: u64 = 50_000_000;
-        let mut seed = 0x9e37_79b9_u64;
-        let mut rnd = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rnd = xorshift(0x9e37_79b9_u64);
         for w in 1..5u64 {
             let (mut grid, mut ticks) = (None, 0);
             for t in 0..200u64 {
@@ -770,13 +776,7 @@ mod tests {
         // ticks overruns past the deadline; a helper wakes at random
         const P: u64 = 50_000_000;
         const MS: u64 = 1_000_000;
-        let mut seed = 0x2545_f491_u64;
-        let mut rnd = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rnd = xorshift(0x2545_f491_u64);
         let mut pt = ProcessTick::default();
         let mut own: [Option<(u64, u64)>; 3] = [None; 3];
         let (mut ticks, mut misses, mut late) = (0, 0, 0);
@@ -858,13 +858,7 @@ mod tests {
         // late in the step, when the others sleep already
         const P: u64 = 50_000_000;
         const MS: u64 = 1_000_000;
-        let mut seed = 0x9e37_79b9_u64;
-        let mut rnd = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rnd = xorshift(0x9e37_79b9_u64);
         let base = 1_000 * P;
         // (when, thread, wakes (else sleeps), its part of the step done before)
         let mut events = Vec::new();
