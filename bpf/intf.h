@@ -166,6 +166,7 @@ struct decision {
 	u64 deadline_after; /* the deadline after the wake-up */
 	u64 tid;            /* the runner */
 	u64 work_done;      /* its tick had the CPU time its ticks usually take */
+	u64 grid_guess;     /* grid_before is a guess (dispatch::thread_wake()) */
 };
 
 /* A tick group as userspace registers it, keyed by cgroup id. */

@@ -142,6 +142,7 @@ struct task_ctx {
 	bool spill_stolen;  /* ops.select_cpu preempted another CPU for it: stolen once its tick starts */
 	bool replenished;   /* this tick began at a replenishment: its runner has not slept since a miss */
 	bool overrun;       /* its own work overran (replenish()): ranks a period later (runner_key) */
+	bool grid_guess;    /* its grid came from its first wake-up: the next gives it way (grid_tick()) */
 	u64 tick_start;     /* wake time, or grid time of a replenished tick */
 	u64 grid;           /* where the tick started on the group's period grid: its identity */
 	u64 deadline;       /* absolute deadline of the current tick */
@@ -1021,6 +1022,20 @@ static bool tick_done(struct task_ctx *tctx)
 }
 
 /*
+ * A thread's wake-up finds the work of its tick done: it had its usual CPU
+ * time, or the tick began at a replenishment (the CPU time since was the
+ * late tick's; the wake-up that follows its sleep begins new work). Kept
+ * going, a replenished tick took the next on-time wake-up for its own, and
+ * a tick that woke late (an emulated timer fired 34 ms late) passed its
+ * deadline's offset on to every replenished tick after it: 24 misses in a
+ * row where the server kept its ticks (vm/stats_follow_the_period_grid).
+ */
+static bool wake_done(struct task_ctx *tctx)
+{
+	return tick_done(tctx) || tctx->replenished;
+}
+
+/*
  * The tick a wake-up at @now belongs to, from the group's period grid
  * (mirrors dispatch::wake(), which says why): 0 if it continues the tick
  * in progress (a runner blocked mid-tick keeps its deadline), else where
@@ -1052,9 +1067,25 @@ static bool grid_tick_at(u64 tick_grid, u64 period, u64 now, bool done, u64 *gri
 	return true;
 }
 
-static bool grid_tick(struct task_ctx *tctx, u64 now, u64 *grid)
+/*
+ * A thread's wake-up at @now: as grid_tick_at(), except that a guessed
+ * phase (tctx->grid_guess: the first wake-up that put the thread on the
+ * grid, at a latch or barrier of its server's start-up, not at a tick)
+ * gives way to the next wake-up a quarter period or more after it.
+ * Mirrors dispatch::thread_wake(), which says why.
+ */
+static bool grid_tick(struct task_ctx *tctx, u64 now, bool done, u64 *grid)
 {
-	return grid_tick_at(tctx->grid, group_period(tctx->group), now, tick_done(tctx), grid);
+	u64 period = group_period(tctx->group);
+
+	if (period < MIN_RUNNER_SLICE_NS)
+		period = MIN_RUNNER_SLICE_NS;
+	if (tctx->grid_guess && tctx->grid && !time_before(now, tctx->grid) &&
+	    now - tctx->grid >= period / 4) {
+		*grid = now;
+		return true;
+	}
+	return grid_tick_at(tctx->grid, period, now, done, grid);
 }
 
 /*
@@ -1077,7 +1108,7 @@ static u64 wake_key(struct task_ctx *tctx, u64 now)
 {
 	u64 grid;
 
-	if (tctx->in_tick || !grid_tick(tctx, now, &grid))
+	if (tctx->in_tick || !grid_tick(tctx, now, wake_done(tctx), &grid))
 		return runner_key(tctx, 0);
 	return now + group_deadline(tctx->group);
 }
@@ -1223,7 +1254,7 @@ static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt
 		 * tick and its deadline, as a thread-ticked runner does (its
 		 * miss counts).
 		 */
-		if (tctx->grid && tctx->grid != from && !*done && !grid_tick(tctx, now, grid)) {
+		if (tctx->grid && tctx->grid != from && !*done && !grid_tick(tctx, now, false, grid)) {
 			tctx->in_tick = true;
 			tctx->tick_start = now;
 			*grid = 0;
@@ -1254,7 +1285,7 @@ static void trace_end(struct cpu_ctx *cctx);
 
 /* --trace-decisions: a wake-up's tick, before (@grid_before) and after. */
 static __always_inline void trace_wake(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 grid_before,
-		       u64 grid_after, bool done)
+		       u64 grid_after, bool done, bool guess)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
 	struct decision *d;
@@ -1269,6 +1300,7 @@ static __always_inline void trace_wake(struct task_struct *p, struct task_ctx *t
 	d->deadline_after = tctx->deadline;
 	d->tid = p->pid;
 	d->work_done = done;
+	d->grid_guess = guess;
 	trace_end(cctx);
 }
 
@@ -1281,7 +1313,7 @@ static __always_inline void trace_wake(struct task_struct *p, struct task_ctx *t
 static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
 	u64 grid, before = tctx->grid;
-	bool done = tick_done(tctx);
+	bool done = wake_done(tctx), guess = tctx->grid_guess;
 	struct proc_tick *pt;
 
 	if (tctx->last_wake) {
@@ -1308,17 +1340,18 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 		bool fresh = proc_awake(p, tctx, pt, now);
 
 		before = proc_wake(tctx, pt, now, fresh, &grid, &done);
-		trace_wake(p, tctx, now, before, grid, done);
+		trace_wake(p, tctx, now, before, grid, done, false);
 		return;
 	}
-	if (!grid_tick(tctx, now, &grid)) {
+	if (!grid_tick(tctx, now, done, &grid)) {
 		tctx->in_tick = true;
 		tctx->tick_start = now; /* start lateness and stealing count from here */
-		trace_wake(p, tctx, now, before, 0, done);
+		trace_wake(p, tctx, now, before, 0, done, guess);
 		return;
 	}
 	start_tick(p, tctx, now, grid);
-	trace_wake(p, tctx, now, before, tctx->grid, done);
+	tctx->grid_guess = !before; /* the first grid is a guess */
+	trace_wake(p, tctx, now, before, tctx->grid, done, guess);
 }
 
 /*

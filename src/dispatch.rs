@@ -412,6 +412,34 @@ pub fn wake(grid: Option<u64>, period: u64, rel_deadline: u64, now: u64, done: b
     starts(point + (now - point) / 8)
 }
 
+/// A thread's wake-up (BPF: `grid_tick()`): as [`wake`], except that a
+/// guessed phase gives way. The first wake-up that puts a thread on the
+/// grid only guesses its phase (a server's threads start at a latch or a
+/// barrier, not at a tick); the next wake-up a quarter period or more
+/// after it starts a tick there, with the grid all the way at it. (Kept,
+/// a guess up to half a period behind the server's phase locked in:
+/// each on-time wake-up fell in the guessed tick's second half and
+/// continued it, its deadline passed while the runner worked, and the
+/// replenished tick kept the guessed phase: `vm/stats_follow_the_period_
+/// grid` counted 5 misses in a row where the server missed none.)
+pub fn thread_wake(
+    grid: Option<u64>,
+    guess: bool,
+    period: u64,
+    rel_deadline: u64,
+    now: u64,
+    done: bool,
+) -> Wake {
+    let period = period.max(MIN_RUNNER_SLICE_NS);
+    match grid {
+        Some(g) if guess && now >= g && now - g >= period / 4 => Wake::Starts {
+            grid: now,
+            deadline: now + rel_deadline,
+        },
+        _ => wake(grid, period, rel_deadline, now, done),
+    }
+}
+
 /// Where a process's step that starts at `now` (a wake-up after a quiet
 /// spell, [`ProcessTick`]) puts its grid, `from` the grid of its tick in
 /// progress (BPF: `step_grid()`): within a quarter period of a grid point
@@ -561,6 +589,18 @@ impl ProcessTick {
         self.grid = Some(grid);
         self.deadline = deadline;
     }
+}
+
+/// A thread's wake-up finds the work of its tick done ([`wake`]'s `done`,
+/// BPF: `wake_done()`): it had its usual CPU time, or the tick began at a
+/// replenishment (the CPU time since was the late tick's; the wake-up that
+/// follows its sleep begins new work). Kept going, a replenished tick took
+/// the next on-time wake-up for its own, and a tick that woke late (an
+/// emulated timer fired 34 ms late) passed its deadline's offset on to
+/// every replenished tick after it: 24 misses in a row where the server
+/// kept its ticks.
+pub fn wake_done(tick_runtime: u64, mspt: u64, replenished: bool) -> bool {
+    tick_done(tick_runtime, mspt) || replenished
 }
 
 /// Has the tick in progress had the CPU time its runner's ticks usually
@@ -766,6 +806,107 @@ mod tests {
             }
             assert_eq!(ticks, 200, "{w} wake-ups per period");
         }
+    }
+
+    #[test]
+    fn a_guessed_phase_gives_way_to_the_next_wake_up() {
+        // threads released from a barrier 33 ms before their first tick,
+        // 18 ms of work per tick that starts up to 5 ms late, each
+        // wake-up before the runner's usual CPU time (what BPF saw at
+        // start-up): the guess at the barrier gives way at the first
+        // tick, and no deadline falls before the end of a tick the
+        // server kept
+        const P: u64 = 50_000_000;
+        const MS: u64 = 1_000_000;
+        let due = |t: u64| 1_000 * P + t * P;
+        let mut rnd = xorshift(0x5851_f42d_u64);
+        let (mut grid, mut guess) = (None, false);
+        let mut on_wake = |now: u64, grid: &mut Option<u64>, guess: &mut bool| {
+            if let Wake::Starts {
+                grid: g,
+                deadline: d,
+            } = thread_wake(*grid, *guess, P, P, now, false)
+            {
+                *guess = grid.is_none();
+                *grid = Some(g);
+                return Some(d);
+            }
+            None
+        };
+        let mut deadline = on_wake(due(0) - 33 * MS, &mut grid, &mut guess).unwrap();
+        assert!(guess, "the first wake-up only guesses");
+        for t in 0..50 {
+            let end = due(t) + rnd(5 * MS) + 18 * MS;
+            deadline = on_wake(due(t) + rnd(MS), &mut grid, &mut guess).unwrap_or(deadline);
+            assert!(
+                !guess && deadline >= end,
+                "{t}: deadline {deadline} before the end {end}"
+            );
+        }
+        // kept, the guess makes the first tick end past its deadline
+        let g = due(0) - 33 * MS;
+        assert_eq!(wake(Some(g), P, P, due(0), false), Wake::Continues);
+        assert!(g + P < due(0) + 18 * MS);
+    }
+
+    #[test]
+    fn a_late_wake_up_does_not_make_later_ticks_miss() {
+        // a runner on a busy machine that sleeps until each tick (its
+        // timer 1-3 ms late) and takes 40 ms for its work; its timer
+        // fires 40 ms late once, and that tick ends 43 ms after it, so the
+        // next begins without a wake-up. Each wake-up comes before the
+        // runner's usual CPU time (the worst case). scx_tick misses what
+        // the runner missed, not a miss per tick from then on
+        const P: u64 = 50_000_000;
+        const MS: u64 = 1_000_000;
+        let count = |replenished_done: bool| {
+            let (mut grid, mut guess, mut deadline) = (None::<u64>, false, 0);
+            let (mut replenished, mut end, mut misses, mut late) = (false, 0, 0, 0);
+            for t in 1..60u64 {
+                let due = 1_000 * P + t * P;
+                let (lateness, wall) = match t {
+                    0..3 => (3 * MS, 40 * MS),
+                    3 => (40 * MS, 43 * MS),
+                    4 => (0, 15 * MS),
+                    _ => (MS, 40 * MS),
+                };
+                let begin = if end < due {
+                    let now = due + lateness;
+                    let done = if replenished_done {
+                        wake_done(0, MS, replenished)
+                    } else {
+                        false
+                    };
+                    if let Wake::Starts {
+                        grid: g,
+                        deadline: d,
+                    } = thread_wake(grid, guess, P, P, now, done)
+                    {
+                        guess = grid.is_none();
+                        (grid, deadline, replenished) = (Some(g), d, false);
+                    }
+                    now
+                } else {
+                    end
+                };
+                end = begin + wall;
+                late += u64::from(end > due + P);
+                // busy at its deadline: a miss, the next tick on the grid
+                while deadline > begin && deadline <= end {
+                    misses += 1;
+                    let (g, d) = replenish(grid.unwrap(), deadline, P, deadline);
+                    (grid, deadline, replenished) = (Some(g), d, true);
+                }
+            }
+            (misses, late)
+        };
+        let (misses, late) = count(true);
+        assert!(misses <= late + 1, "{misses} misses for {late} late ticks");
+        let (kept, _) = count(false);
+        assert!(
+            kept > late + 10,
+            "the replenished tick kept: {kept} misses for {late}"
+        );
     }
 
     #[test]

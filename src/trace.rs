@@ -95,8 +95,9 @@ pub fn is_wake(d: &decision) -> bool {
 /// start ticks with their hints, and are not traced here.)
 fn replay_wake(d: &decision, model: Model) -> Result<(), String> {
     let grid = (d.grid_before != 0 && model != Model::WakeTicks).then_some(d.grid_before);
-    let want = dispatch::wake(
+    let want = dispatch::thread_wake(
         grid,
+        d.grid_guess != 0,
         d.period_ns,
         d.rel_deadline_ns,
         d.now,
