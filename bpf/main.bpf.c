@@ -2247,6 +2247,16 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 	cap = vtime_now + 2 * other_slice_ns;
 	if (!SCX_TICK_BREAK_NICESTALL && time_after(tctx->vtime, cap))
 		tctx->vtime = cap;
+	/*
+	 * The fair queue's clock moves with the service given, not only when
+	 * a task ahead of it starts: when runners leave other work only its
+	 * owed shares, tasks that wake often (kworkers, RCU, a shell's
+	 * commands) enter a slice behind the clock and took every share,
+	 * which never moved it; CPU hogs and scx_tick itself waited past the
+	 * watchdog beside four OpenTTD servers (vm/real_sim_server_keeps_its_speed).
+	 */
+	if (time_before(vtime_now, tctx->vtime) && !SCX_TICK_BREAK_SHARECHARGE)
+		vtime_now = tctx->vtime;
 }
 
 void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)

@@ -16,7 +16,6 @@
 #   mt_late MARK_FROM MARK_TO STEP_MS steps, late steps, seconds between two
 #                                     marks, and the median step's wall time (ms)
 #   mt_fifo PRIORITY                  every server thread SCHED_FIFO (0: back)
-#   hog_ticks                         the CPU hogs' CPU time so far (clock ticks)
 #   mt_stop_all
 MT_BIN=/usr/games/minetestserver
 MT_MOD="$ROOT/tests/servers/minetest/scx_tick_load"
@@ -98,17 +97,6 @@ mt_fifo() {
     if (($1)); then chrt -f -p "$1" "${t##*/}" >/dev/null 2>&1 || true
     else chrt -o -p 0 "${t##*/}" >/dev/null 2>&1 || true; fi
   done; done
-}
-
-# The CPU time the CPU hogs beside the servers (stress-ng) had so far, in
-# clock ticks
-hog_ticks() {
-  local p sum=0 f
-  for p in $(pgrep stress-ng); do
-    f=($(sed 's/.*) //' /proc/"$p"/stat 2>/dev/null)) || continue
-    ((sum += ${f[11]:-0} + ${f[12]:-0}))
-  done
-  echo $sum
 }
 
 mt_stop_all() {
