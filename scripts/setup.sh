@@ -21,6 +21,7 @@ HOST_PKGS=(clang-19 llvm-19 libclang1-19 libelf-dev zlib1g-dev pkg-config libsec
   busybox-static cpio xz-utils stress-ng rt-tests procps kmod python3
   python3-venv udev systemd
   minetest-server # a real tick server for the scenarios (tests/servers/minetest.sh)
+  openttd openttd-opengfx # a second one, a transport simulation (tests/servers/openttd.sh)
   openjdk-17-jdk-headless) # the real JVM of vm/installed_service_follows_server_restart
 # Newer tools from bookworm-backports (built against bookworm's libc).
 BPO_PKGS=(qemu-system-x86 bpftool)
@@ -199,6 +200,9 @@ check_rust
 mkdir -p "$KERNEL_CACHE"
 guest_kernel
 install_vng
+# the OpenTTD scenario's map, made here in seconds (a minute in the guest)
+# shellcheck source=tests/servers/openttd.sh
+(source "$ROOT/tests/servers/openttd.sh" && ottd_make_save) || die "making the OpenTTD map ($CACHE_DIR/openttd) failed"
 if [[ $BUILD -eq 1 ]]; then
   log "cargo build --release"
   (cd "$ROOT" && cargo build --release --locked --workspace -q 2>&1 | tail -20) || die "cargo build failed"
