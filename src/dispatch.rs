@@ -821,7 +821,7 @@ mod tests {
         let due = |t: u64| 1_000 * P + t * P;
         let mut rnd = xorshift(0x5851_f42d_u64);
         let (mut grid, mut guess) = (None, false);
-        let mut on_wake = |now: u64, grid: &mut Option<u64>, guess: &mut bool| {
+        let on_wake = |now: u64, grid: &mut Option<u64>, guess: &mut bool| {
             if let Wake::Starts {
                 grid: g,
                 deadline: d,
