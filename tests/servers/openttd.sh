@@ -31,12 +31,17 @@ OTTD_PORT=3979
 ottd_available() { [[ -x $OTTD_BIN && -s $OTTD_SAVE ]]; }
 
 # A dedicated server's directory: its configuration (no network
-# announcement, the game script) and the script where OpenTTD looks for
-# game scripts (game/ under its working directory).
+# announcement, no autosave, the game script) and the script where
+# OpenTTD looks for game scripts (game/ under its working directory). The
+# monthly autosave (about a minute of game time) stalled a loaded guest's
+# servers for more than 10 s while it wrote the map: a whole phase with no
+# ticks.
 ottd_dir() {
   mkdir -p "$1/game"
   ln -sfn "$OTTD_SCRIPT" "$1/game/ticklog"
   cat >"$1/openttd.cfg" <<CONF
+[gui]
+autosave = off
 [game_creation]
 map_x = 11
 map_y = 11
