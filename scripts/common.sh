@@ -50,3 +50,25 @@ PY
 commit_id() {
   echo "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo '+uncommitted')"
 }
+
+# The CPU time the CPU hogs beside the servers (stress-ng) had so far, in
+# clock ticks
+hog_ticks() {
+  local p sum=0 f
+  for p in $(pgrep stress-ng); do
+    f=($(sed 's/.*) //' /proc/"$p"/stat 2>/dev/null)) || continue
+    ((sum += ${f[11]:-0} + ${f[12]:-0}))
+  done
+  echo $sum
+}
+
+# SCHED_FIFO at PRIORITY for every thread of the processes PID... (0: back
+# to SCHED_OTHER), as chrt -f would: the real servers' practical limit
+threads_fifo() {
+  local prio=$1 p t
+  shift
+  for p in "$@"; do for t in /proc/"$p"/task/*; do
+    if ((prio)); then chrt -f -p "$prio" "${t##*/}" >/dev/null 2>&1 || true
+    else chrt -o -p 0 "${t##*/}" >/dev/null 2>&1 || true; fi
+  done; done
+}

@@ -147,14 +147,3 @@ for l in lines:
 print("# JSON lines:", len(lines), "last heavy:", {k: prev["groups"]["heavy"][k] for k in ("ticks", "misses", "interval_miss_pct")})
 PY
 }
-
-# The CPU time the CPU hogs beside the servers (stress-ng) had so far, in
-# clock ticks
-hog_ticks() {
-  local p sum=0 f
-  for p in $(pgrep stress-ng); do
-    f=($(sed 's/.*) //' /proc/"$p"/stat 2>/dev/null)) || continue
-    ((sum += ${f[11]:-0} + ${f[12]:-0}))
-  done
-  echo $sum
-}

@@ -89,15 +89,7 @@ print(steps, late, f"{secs / max(1, len(a) // 3):.2f}", f"{work_ms:.1f}")
 PY
 }
 
-# SCHED_FIFO at PRIORITY for every thread of the servers (0: back to
-# SCHED_OTHER), as chrt -f would
-mt_fifo() {
-  local p t
-  for p in "${MT_PIDS[@]}"; do for t in /proc/"$p"/task/*; do
-    if (($1)); then chrt -f -p "$1" "${t##*/}" >/dev/null 2>&1 || true
-    else chrt -o -p 0 "${t##*/}" >/dev/null 2>&1 || true; fi
-  done; done
-}
+mt_fifo() { threads_fifo "$1" "${MT_PIDS[@]}"; }
 
 mt_stop_all() {
   local p

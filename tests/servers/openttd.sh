@@ -144,13 +144,7 @@ PY
 
 ottd_server_pids() { local n; for n in "${OTTD_NAMES[@]}"; do pgrep -f "ottd-$n/openttd.cfg" || true; done; }
 
-ottd_fifo() {
-  local p t
-  for p in $(ottd_server_pids); do for t in /proc/"$p"/task/*; do
-    if (($1)); then chrt -f -p "$1" "${t##*/}" >/dev/null 2>&1 || true
-    else chrt -o -p 0 "${t##*/}" >/dev/null 2>&1 || true; fi
-  done; done
-}
+ottd_fifo() { threads_fifo "$1" $(ottd_server_pids); }
 
 ottd_stop_all() {
   local n p
