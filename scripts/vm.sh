@@ -6,12 +6,16 @@
 # and runs the command as root in the caller's working directory.
 #
 #   scripts/vm.sh [--cpus N] [--mem MB] [--timeout SECS] [--env NAME=VALUE]...
-#                 [--topology SMP] [--nodes N] [--verbose] [--vng] -- COMMAND [ARGS...]
+#                 [--topology SMP] [--nodes N] [--systemd] [--verbose] [--vng] -- COMMAND [ARGS...]
 #
 # --topology gives the guest a host's shape: QEMU's -smp keys after the CPU
 # count, e.g. sockets=2,cores=2,threads=2 (SMT siblings, two packages) or
 # maxcpus=8 (possible CPUs beyond the online ones); --nodes N splits the
 # CPUs (in order, evenly) and the memory into N NUMA nodes. Plain QEMU only.
+# --systemd boots the host's systemd as the guest's PID 1 (plain QEMU only)
+# and runs the command as a oneshot unit once the system is up, so a
+# scenario can use systemctl and journalctl as an operator would; the
+# guest powers off when the unit ends.
 #
 # The command's stdout and stderr stream back live, separately. Exit status:
 #   the command's own, or
@@ -35,7 +39,7 @@ case "${SCX_TICK_VM:-qemu}" in
   vng) VNG=1 ;;
   *) die "SCX_TICK_VM=$SCX_TICK_VM: must be qemu (the default) or vng" ;;
 esac
-CPUS=4 MEM=2048 TIMEOUT=600 VERBOSE=0 ENVS=() TOPOLOGY="" NODES=1
+CPUS=4 MEM=2048 TIMEOUT=600 VERBOSE=0 ENVS=() TOPOLOGY="" NODES=1 SYSTEMD=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cpus) CPUS=$2; shift 2 ;;
@@ -44,10 +48,11 @@ while [[ $# -gt 0 ]]; do
     --env) ENVS+=("$2"); shift 2 ;;
     --topology) TOPOLOGY=$2; shift 2 ;;
     --nodes) NODES=$2; shift 2 ;;
+    --systemd) SYSTEMD=1; shift ;;
     --verbose) VERBOSE=1; shift ;;
     --vng) VNG=1; shift ;;
     --) shift; break ;;
-    *) die "vm.sh: unknown option $1 (usage: vm.sh [--cpus N] [--mem MB] [--timeout S] [--env K=V] [--topology SMP] [--nodes N] [--verbose] [--vng] -- CMD...)" ;;
+    *) die "vm.sh: unknown option $1 (usage: vm.sh [--cpus N] [--mem MB] [--timeout S] [--env K=V] [--topology SMP] [--nodes N] [--systemd] [--verbose] [--vng] -- CMD...)" ;;
   esac
 done
 [[ $# -gt 0 ]] || die "vm.sh: no command given (usage: vm.sh [options] -- CMD...)"
@@ -55,7 +60,8 @@ done
   die "vm.sh: --topology $TOPOLOGY: want QEMU -smp keys such as sockets=2,cores=2,threads=2 or maxcpus=8"
 [[ "$NODES" =~ ^[1-9][0-9]*$ ]] && ((CPUS % NODES == 0 && MEM % NODES == 0)) ||
   die "vm.sh: --nodes $NODES: want a count that divides the CPUs ($CPUS) and the memory ($MEM MB)"
-[[ $VNG -eq 0 || ( -z "$TOPOLOGY" && $NODES -eq 1 ) ]] || die "vm.sh: --topology and --nodes are for plain QEMU guests, not --vng"
+[[ $VNG -eq 0 || ( -z "$TOPOLOGY" && $NODES -eq 1 && $SYSTEMD -eq 0 ) ]] || die "vm.sh: --topology, --nodes and --systemd are for plain QEMU guests, not --vng"
+[[ $SYSTEMD -eq 0 || -x /lib/systemd/systemd ]] || die "vm.sh: --systemd needs systemd on the host (apt-get install systemd; scripts/setup.sh does)"
 SMP=("$CPUS${TOPOLOGY:+,$TOPOLOGY}")
 NUMA_ARGS=()
 for ((n = 0; NODES > 1 && n < NODES; n++)); do
@@ -129,8 +135,9 @@ mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroo
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out /mnt/out || echo "init: out mount failed"
 mount -t tmpfs tmpfs /mnt/rw
 R=/mnt/root
-# /tmp too: the caller's working directory may live there (CI clones)
-for d in etc var root tmp; do
+# /tmp too: the caller's working directory may live there (CI clones);
+# /usr/local: where an operator installs scx_tick
+for d in etc var root tmp usr/local; do
   mkdir -p /mnt/rw/\$d/up /mnt/rw/\$d/wk
   mount -t overlay overlay -o lowerdir=\$R/\$d,upperdir=/mnt/rw/\$d/up,workdir=/mnt/rw/\$d/wk \$R/\$d
 done
@@ -193,7 +200,39 @@ guest_script "$@" >"$RUN/cmd.sh"
 cp "$KDIR/config" "$RUN/config"
 ACCEL=$(accel)
 
-if [[ $VNG -eq 0 ]]; then
+if [[ $VNG -eq 0 && $SYSTEMD -eq 1 ]]; then
+  # systemd mounts what it needs itself (cgroup2, bpf, debugfs, tracefs,
+  # devpts) and runs the command as a unit after sysinit; the unit's end
+  # powers the guest off.
+  cat >"$RUN/guest-init" <<GUEST
+: >/run/out/booted
+cp /run/out/config /boot/config-\$(uname -r)
+# the host's root looks like a container to systemd (/.dockerenv), which
+# then leaves bpffs unmounted; and its boot-time clean of /tmp would hide
+# the host's /tmp (where CI clones live) in the overlay
+mkdir -p /etc/tmpfiles.d && echo 'd /tmp 1777 root root -' >/etc/tmpfiles.d/tmp.conf
+cat >/etc/vm-command.sh <<'CMD'
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+mkdir -p /var/run/scx
+[ -w /proc/sys/kernel/ftrace_enabled ] && echo 1 >/proc/sys/kernel/ftrace_enabled
+/bin/sh /run/out/cmd.sh >/run/out/stdout 2>/run/out/stderr </dev/null
+echo \$? >/run/out/status.tmp && mv /run/out/status.tmp /run/out/status
+sync
+CMD
+cat >/etc/systemd/system/vm-command.service <<'UNIT'
+[Unit]
+Description=the command scripts/vm.sh was given
+SuccessAction=poweroff-force
+FailureAction=poweroff-force
+[Service]
+Type=oneshot
+TimeoutStartSec=infinity
+ExecStart=/bin/sh /etc/vm-command.sh
+UNIT
+echo scx-guest >/etc/hostname
+exec /lib/systemd/systemd --unit=vm-command.service
+GUEST
+elif [[ $VNG -eq 0 ]]; then
   cat >"$RUN/guest-init" <<GUEST
 : >/run/out/booted
 mkdir -p /dev/pts /sys/fs/bpf /sys/kernel/debug /sys/kernel/tracing /var/run/scx
@@ -211,6 +250,8 @@ echo \$? >/run/out/status.tmp && mv /run/out/status.tmp /run/out/status
 sync
 echo o >/proc/sysrq-trigger
 GUEST
+fi
+if [[ $VNG -eq 0 ]]; then
   : >"$RUN/stdout"; : >"$RUN/stderr"
   # One host thread per vCPU (MTTCG): a single thread for all vCPUs would
   # round-robin them and blur the very contention the tests compare.

@@ -278,6 +278,11 @@ impl<'a> Scheduler<'a> {
 
         let link = scx_ops_attach!(skel, tick_ops)?;
         info!("scx_tick attached");
+        // the unit (Type=notify) counts as started only now: a bad file or
+        // a failed load makes `systemctl start` fail, not just the service
+        if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
+            warn!("could not tell systemd that scx_tick is ready: {e}");
+        }
         let pinner = Pinner::new(plan);
         Ok(Scheduler {
             skel,

@@ -27,11 +27,10 @@ echo 'SCX_TICK_FLAGS="--metrics-addr 127.0.0.1:9470 --stats 1"' >>/etc/default/s
 # shellcheck disable=SC1091
 SCX_TICK_FLAGS=$(source /etc/default/scx_tick && echo "$SCX_TICK_FLAGS")
 EXEC=${EXEC//\$SCX_TICK_FLAGS/$SCX_TICK_FLAGS}
-# the unit checks the file first, and does not restart on a bad one (exit 2)
-PRE=$(sed -n 's/^ExecStartPre=//p' $UNIT)
-[[ "$PRE" == "$PREFIX/bin/scx_tick check-config /etc/scx_tick.toml" ]] || fail "unit's ExecStartPre: $PRE"
+# a bad file is refused before anything loads with exit 2, which the unit
+# does not restart (systemd itself: vm/operators_guide_runs_under_systemd)
+grep -q "^ExecStartPre=" $UNIT && fail "the unit has an ExecStartPre= (systemd restarts its failures)"
 grep -qx "RestartPreventExitStatus=2" $UNIT || fail "the unit restarts after a bad configuration"
-$PRE >"$WORK/pre.out" 2>&1 || fail "the unit's ExecStartPre refused the shipped configuration: $(cat "$WORK/pre.out")"
 printf '[[group]]\nname = "world"\nprocess = "^java$"\nperiod_ms = -5\n' >"$WORK/bad.toml"
 rc=0; $PREFIX/bin/scx_tick check-config "$WORK/bad.toml" >/dev/null 2>"$WORK/bad.err" || rc=$?
 ((rc == 2)) || fail "check-config of a bad file: exit $rc (want 2): $(cat "$WORK/bad.err")"
