@@ -22,7 +22,8 @@ HOST_PKGS=(clang-19 llvm-19 libclang1-19 libelf-dev zlib1g-dev pkg-config libsec
   python3-venv udev systemd
   minetest-server # a real tick server for the scenarios (tests/servers/minetest.sh)
   openttd openttd-opengfx # a second one, a transport simulation (tests/servers/openttd.sh)
-  openjdk-17-jdk-headless) # the real JVM of vm/installed_service_follows_server_restart
+  openjdk-17-jdk-headless # the real JVM of vm/installed_service_follows_server_restart
+  prometheus) # scrapes scx_tick and evaluates examples/monitoring in vm/operators_guide_runs_under_systemd
 # Newer tools from bookworm-backports (built against bookworm's libc).
 BPO_PKGS=(qemu-system-x86 bpftool)
 

@@ -101,6 +101,50 @@ for line in open("/var/log/scx_tick.jsonl"):
 PY
 note "flags: $flags (scrape and JSON lines checked)"
 
+# --- 5. Prometheus scrapes it with the shipped alert rules; every query of
+# the shipped dashboard returns series
+command -v prometheus >/dev/null || fail "no prometheus (scripts/setup.sh installs Debian's)"
+promtool check rules "$ROOT/examples/monitoring/alerts.yml" >"$WORK/promtool.out" 2>&1 || fail "promtool: $(cat "$WORK/promtool.out")"
+cat >"$WORK/prometheus.yml" <<EOF
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: ["$ROOT/examples/monitoring/alerts.yml"]
+scrape_configs:
+  - job_name: scx_tick
+    static_configs: [{targets: ["127.0.0.1:9470"]}]
+EOF
+systemd-run --quiet --unit=scx-test-prometheus prometheus --config.file="$WORK/prometheus.yml" \
+  --storage.tsdb.path="$WORK/tsdb" --web.listen-address=127.0.0.1:9090 || fail "prometheus did not start"
+sleep 15 # enough samples for the dashboard's rate(...[1m])
+python3 - "$ROOT/examples/monitoring/grafana-dashboard.json" <<'PY' >"$WORK/prom.out" 2>&1 || fail "Prometheus and the shipped monitoring: $(cat "$WORK/prom.out")"
+import json, sys, time, urllib.parse, urllib.request
+api = "http://127.0.0.1:9090/api/v1/"
+def get(path, **q):
+    for _ in range(30):
+        try:
+            r = json.load(urllib.request.urlopen(api + path + "?" + urllib.parse.urlencode(q), timeout=5))
+            if r["status"] == "success":
+                return r["data"]
+        except OSError:
+            pass
+        time.sleep(1)
+    sys.exit(f"{path} {q}: no answer")
+up = get("query", query='up{job="scx_tick"}')["result"]
+assert up and up[0]["value"][1] == "1", f"scx_tick is not up in Prometheus: {up}"
+rules = [r for g in get("rules")["groups"] for r in g["rules"]]
+bad = [(r["name"], r.get("lastError")) for r in rules if r["health"] != "ok"]
+assert len(rules) >= 4 and not bad, f"alert rules not healthy: {bad or rules}"
+dash = json.load(open(sys.argv[1]))
+for p in dash["panels"]:
+    for t in p.get("targets", []):
+        expr = t["expr"].replace("$instance", ".*")
+        res = get("query", query=expr)["result"]
+        assert res, f"panel {p['title']!r}: no series for {expr}"
+        print(f"{p['title']}: {len(res)} series")
+print(f"{len(rules)} alert rules healthy")
+PY
+note "prometheus: $(tr '\n' ';' <"$WORK/prom.out")"
+systemctl stop scx-test-prometheus
+
 # --- the kernel ejects scx_tick: the unit starts it again
 restarts=$(unit NRestarts)
 echo 1 >/proc/sys/kernel/sysrq
