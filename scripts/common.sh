@@ -51,6 +51,50 @@ commit_id() {
   echo "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo '+uncommitted')"
 }
 
+# A real server's own counter: COUNTER NAME prints it (mt_steps,
+# ottd_ticks). wait_count polls it until it reaches N (SECS, default 120;
+# 1 if it never did); mark_counts prints it for each NAME, a phase mark.
+wait_count() { # COUNTER NAME N [SECS]
+  local i
+  for ((i = 0; i < ${4:-120} * 5; i++)); do
+    (($("$1" "$2") >= $3)) && return 0
+    sleep 0.2
+  done
+  return 1
+}
+mark_counts() { # COUNTER NAME...
+  local fn=$1 n out=""
+  shift
+  for n in "$@"; do out+="$("$fn" "$n") "; done
+  echo "$out"
+}
+
+# scx_tick's ticks/s and misses/s for GROUP, between the first and last
+# full intervals of a --stats-json file: "TICKS MISSES"
+group_rates() { # FILE GROUP
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][1:-1]
+a, b = lines[0]["groups"][sys.argv[2]], lines[-1]["groups"][sys.argv[2]]
+dt = lines[-1]["uptime_s"] - lines[0]["uptime_s"]
+print(f"{(b['ticks'] - a['ticks']) / dt:.1f} {(b['misses'] - a['misses']) / dt:.1f}")
+PY
+}
+
+# Prometheus (Debian's) for scx_tick's endpoint at 127.0.0.1:9470, scraped
+# every second, with the shipped alert rules: writes DIR/prometheus.yml and
+# prints the command line's flags (storage in DIR, API at 127.0.0.1:9090).
+prometheus_args() { # DIR
+  cat >"$1/prometheus.yml" <<EOF
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: ["$ROOT/examples/monitoring/alerts.yml"]
+scrape_configs:
+  - job_name: scx_tick
+    static_configs: [{targets: ["127.0.0.1:9470"]}]
+EOF
+  echo "--config.file=$1/prometheus.yml --storage.tsdb.path=$1/tsdb --web.listen-address=127.0.0.1:9090"
+}
+
 # The CPU time the CPU hogs beside the servers (stress-ng) had so far, in
 # clock ticks
 hog_ticks() {

@@ -76,6 +76,11 @@ read_totals() {
   done
 }
 
+# Arithmetic for the scenarios' notes: calc EXPR [DIGITS] (awk's), and
+# pct PART WHOLE (per cent, 2 digits; 0 for an empty whole)
+calc() { awk "BEGIN { printf \"%.${2:-1}f\", $1 }"; }
+pct() { awk -v l="$1" -v s="$2" 'BEGIN { printf "%.2f", 100 * l / (s ? s : 1) }'; }
+
 # The kernel must not have kicked the scheduler out or seen a stall.
 check_dmesg_clean() {
   if dmesg | grep -iE 'sched_ext.*(errored|error|stall|watchdog)|runnable task stall' >"$WORK/dmesg.bad"; then

@@ -43,20 +43,9 @@ CONF
 mt_steps() { local n; n=$(grep -vc '^#' "$WORK/mt-$1/world/steps.log" 2>/dev/null) || true; echo "${n:-0}"; }
 
 mt_wait_steps() {
-  local name=$1 n=$2 secs=${3:-120} i
-  for ((i = 0; i < secs * 5; i++)); do
-    (($(mt_steps "$name") >= n)) && return 0
-    sleep 0.2
-  done
-  tail -5 "$WORK/mt-$name/out" >&2
-  return 1
+  wait_count mt_steps "$1" "$2" "${3:-120}" || { tail -5 "$WORK/mt-$1/out" >&2; return 1; }
 }
-
-mt_mark() {
-  local n out=""
-  for n in "${MT_NAMES[@]}"; do out+="$(mt_steps "$n") "; done
-  echo "$out"
-}
+mt_mark() { mark_counts mt_steps "${MT_NAMES[@]}"; }
 
 # Between two marks, every server's steps read from its own log: "steps
 # late seconds", where a late step came more than half a step after the

@@ -100,20 +100,8 @@ for line in sys.stdin:
 
 ottd_ticks() { local n; n=$(wc -l <"$WORK/ottd-$1/ticks.log" 2>/dev/null) || true; echo "${n:-0}"; }
 
-ottd_wait_ticks() {
-  local name=$1 n=$2 secs=${3:-120} i
-  for ((i = 0; i < secs * 5; i++)); do
-    (($(ottd_ticks "$name") >= n)) && return 0
-    sleep 0.2
-  done
-  return 1
-}
-
-ottd_mark() {
-  local n out=""
-  for n in "${OTTD_NAMES[@]}"; do out+="$(ottd_ticks "$n") "; done
-  echo "$out"
-}
+ottd_wait_ticks() { wait_count ottd_ticks "$1" "$2" "${3:-120}"; }
+ottd_mark() { mark_counts ottd_ticks "${OTTD_NAMES[@]}"; }
 
 # Between two marks, over all servers: "due run late seconds". Due: the
 # ticks the marks' wall time holds (30 ms each); run: the ticks the servers

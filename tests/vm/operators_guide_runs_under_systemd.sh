@@ -33,7 +33,7 @@ guide_run() {
     (cd "$ROOT" && eval "timeout $secs ${line#sudo }") >"$WORK/guide-$n.$l" 2>&1 </dev/null || rc=$?
     ((rc == 0 || (secs == 6 && rc == 124))) || fail "guide $n.$l ($line): exit $rc: $(tail -5 "$WORK/guide-$n.$l")"
     note "guide $n.$l: $line"
-  done < <(guide_block "$n")
+  done <<<"$(guide_block "$n")"
 }
 unit() { systemctl show scx_tick -P "$1"; }
 wait_for() { # SECS DESCRIPTION COMMAND...
@@ -105,15 +105,8 @@ note "flags: $flags (scrape and JSON lines checked)"
 # the shipped dashboard returns series
 command -v prometheus >/dev/null || fail "no prometheus (scripts/setup.sh installs Debian's)"
 promtool check rules "$ROOT/examples/monitoring/alerts.yml" >"$WORK/promtool.out" 2>&1 || fail "promtool: $(cat "$WORK/promtool.out")"
-cat >"$WORK/prometheus.yml" <<EOF
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: ["$ROOT/examples/monitoring/alerts.yml"]
-scrape_configs:
-  - job_name: scx_tick
-    static_configs: [{targets: ["127.0.0.1:9470"]}]
-EOF
-systemd-run --quiet --unit=scx-test-prometheus prometheus --config.file="$WORK/prometheus.yml" \
-  --storage.tsdb.path="$WORK/tsdb" --web.listen-address=127.0.0.1:9090 || fail "prometheus did not start"
+# shellcheck disable=SC2046 # the flags, split
+systemd-run --quiet --unit=scx-test-prometheus prometheus $(prometheus_args "$WORK") || fail "prometheus did not start"
 sleep 15 # enough samples for the dashboard's rate(...[1m])
 python3 - "$ROOT/examples/monitoring/grafana-dashboard.json" <<'PY' >"$WORK/prom.out" 2>&1 || fail "Prometheus and the shipped monitoring: $(cat "$WORK/prom.out")"
 import json, sys, time, urllib.parse, urllib.request

@@ -24,7 +24,6 @@ STEP_MS=50 SECS=${SCX_TICK_REAL_SECS:-12}
 for i in 1 2 3 4; do mt_start s$i 12 $STEP_MS; done
 for i in 1 2 3 4; do mt_wait_steps s$i 40 180 || fail "server s$i logged no steps in 180 s"; done
 
-pct() { awk -v l="$1" -v s="$2" 'BEGIN { printf "%.2f", 100 * l / (s ? s : 1) }'; }
 phase() { # NAME: SECS seconds, then the servers' steps and late steps
   local from to r h0 h1
   h0=$(hog_ticks); from=$(mt_mark); sleep "$SECS"; to=$(mt_mark); h1=$(hog_ticks)
@@ -52,17 +51,8 @@ note "scx_tick's late steps: $(awk -v a="$scx_late" -v b="$scx_steps" -v c="$fif
 grep "scx_tick summary: mt:" "$WORK/scx.out" | sed 's/^/# /'
 # scx_tick's tick and miss rates over its steady seconds (the JSON lines
 # but the first and the last), against the servers' own in the phase
-python3 - "$WORK/stats.jsonl" "$scx_steps" "$scx_late" "$SECS" <<'PY'
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][1:-1]
-s, l, secs = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-a, b = lines[0], lines[-1]
-dt = b["uptime_s"] - a["uptime_s"]
-rate = lambda k: (b["groups"]["mt"][k] - a["groups"]["mt"][k]) / dt
-print(f"# scx_tick counted {rate('ticks'):.1f} ticks/s and {rate('misses'):.1f} misses/s for the 4 servers; "
-      f"they made {s / secs:.1f} steps/s, {l / secs:.1f} of them late "
-      f"(ticks per step {rate('ticks') / (s / secs):.2f}, misses per late step {rate('misses') / max(l / secs, 0.01):.2f})")
-PY
+read -r tps mps <<<"$(group_rates "$WORK/stats.jsonl" mt)"
+note "scx_tick counted $tps ticks/s and $mps misses/s for the 4 servers; they made $(calc "$scx_steps / $SECS") steps/s, $(calc "$scx_late / $SECS") of them late (ticks per step $(calc "$tps * $SECS / $scx_steps" 2), misses per late step $(calc "$mps / ($scx_late / $SECS > 0.01 ? $scx_late / $SECS : 0.01)" 2))"
 ((eevdf_late * 100 >= eevdf_steps * 5)) || fail "the hogs did not hurt the servers under EEVDF ($eevdf_late of $eevdf_steps late): nothing to compare"
 ((scx_late * eevdf_steps * 4 <= eevdf_late * scx_steps * 3)) \
   || fail "scx_tick: $(pct $scx_late $scx_steps) % of steps late, more than 0.75 x EEVDF's $(pct $eevdf_late $eevdf_steps) %"

@@ -22,7 +22,6 @@ SECS=${SCX_TICK_REAL_SECS:-10}
 for i in 1 2; do ottd_start s$i; done
 for i in 1 2; do ottd_wait_ticks s$i 60 240 || fail "server s$i logged no ticks in 240 s: $(tail -3 "$WORK/ottd-s$i/ticks.log")"; done
 
-pct() { awk -v l="$1" -v s="$2" 'BEGIN { printf "%.2f", 100 * l / (s ? s : 1) }'; }
 phase() { # NAME: SECS seconds, then the servers' ticks due, run and late
   local from to r h0 h1
   h0=$(hog_ticks); from=$(ottd_mark); sleep "$SECS"; to=$(ottd_mark); h1=$(hog_ticks)
@@ -47,17 +46,8 @@ kill "$HOGS" 2>/dev/null || true
 wait "$HOGS" 2>/dev/null || true
 note "the hogs got $(awk -v a="$scx_hogs" -v b="$eevdf_hogs" 'BEGIN { printf "%.2f", a / (b ? b : 1) }') x under scx_tick what they got under EEVDF"
 grep "scx_tick summary: ottd:" "$WORK/scx.out" | sed 's/^/# /'
-python3 - "$WORK/stats.jsonl" "$scx_run" "$scx_late" "$SECS" <<'PY'
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][1:-1]
-s, l, secs = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-a, b = lines[0], lines[-1]
-dt = b["uptime_s"] - a["uptime_s"]
-rate = lambda k: (b["groups"]["ottd"][k] - a["groups"]["ottd"][k]) / dt
-print(f"# scx_tick counted {rate('ticks'):.1f} ticks/s and {rate('misses'):.1f} misses/s for the 2 servers; "
-      f"they ran {s / secs:.1f} ticks/s, {l / secs:.1f} of them late "
-      f"(scx_tick's ticks per server tick {rate('ticks') / (s / secs):.2f})")
-PY
+read -r tps mps <<<"$(group_rates "$WORK/stats.jsonl" ottd)"
+note "scx_tick counted $tps ticks/s and $mps misses/s for the 2 servers; they ran $(calc "$scx_run / $SECS") ticks/s, $(calc "$scx_late / $SECS") of them late (scx_tick's ticks per server tick $(calc "$tps * $SECS / $scx_run" 2))"
 e_lost=$(lost eevdf) s_lost=$(lost scx)
 # each phase must have measured the servers (a stopped log measures nothing)
 for p in idle scx eevdf; do
