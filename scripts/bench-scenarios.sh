@@ -2,9 +2,10 @@
 # which describes them in the report) and its guest half
 # (scripts/guest/bench.sh and bench-real.sh, which run them, and share
 # stop_sched). Sourced.
-ALL_SCENARIOS=(standard heavy-idle heavy-hogs capacity isolation real)
-# real: four real servers (Debian's minetest-server) beside CPU hogs, the
-# servers' own late steps (scripts/guest/bench-real.sh)
+ALL_SCENARIOS=(standard heavy-idle heavy-hogs capacity isolation real real-sim)
+# real, real-sim: four real game servers (Debian's minetest-server), two
+# real simulation servers (Debian's openttd), beside CPU hogs, the servers'
+# own late steps or ticks (scripts/guest/bench-real.sh)
 REAL_SCHEDS=(eevdf fifo scx_tick scx_bpfland scx_flash scx_lavd)
 ALL_SCHEDS=(eevdf fifo deadline scx_bpfland scx_flash scx_lavd scx_tick scx_tick-nosteal
   scx_tick-nomidtick scx_tick-nosteal-nomidtick scx_tick-hints scx_tick-userspace

@@ -35,6 +35,10 @@
 #                                 late steps; the idle machine, eevdf, fifo,
 #                                 scx_tick and the peers of --schedulers,
 #                                 in --repeat rounds (DIR/real.md)
+#                     real-sim    the same for two real simulation servers
+#                                 (Debian's openttd, a 2048 x 2048 map, 30 ms
+#                                 ticks), their own late and lost ticks
+#                                 (DIR/real.md)
 #   --repeat N        runs of each headline and heavy cell, in N rounds that
 #                     each load every scheduler in turn (default 3; --quick:
 #                     1); the other runner counts run once
@@ -269,39 +273,40 @@ run_guests() {
   rm -f "$raw"
 }
 
-# The real-server family: one guest per vCPU count, its own records
-# (DIR/real-NvCPU.jsonl) and table (DIR/real.md).
-run_real() {
-  local v=$1 list=() s
+# The real-server families: one guest per family and vCPU count, its own
+# records (DIR/SCENARIO-NvCPU.jsonl) and one table (DIR/real.md).
+run_real() { # VCPUS SCENARIO
+  local v=$1 sc=$2 server=minetest list=() s
+  [[ $sc == real-sim ]] && server=openttd
   for s in "${SCHED_LIST[@]}"; do [[ " ${REAL_SCHEDS[*]} " == *" $s "* ]] && list+=("$s"); done
-  ((${#list[@]} > 0)) || { log "real: none of --schedulers has a real-server cell"; return 0; }
-  log "guest with $v vCPUs: real servers, ${list[*]}"
+  ((${#list[@]} > 0)) || { log "$sc: none of --schedulers has a real-server cell"; return 0; }
+  log "guest with $v vCPUs: real servers ($server), ${list[*]}"
   bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout $((REPEAT * (${#list[@]} + 1) * (SECS + 60) + 900)) \
     --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
-    bash "$ROOT/scripts/guest/bench-real.sh" --vcpus "$v" --seconds "$SECS" --repeat "$REPEAT" \
-    --schedulers "$(IFS=,; echo "${list[*]}")" 2> >(tee -a "$OUT/guest-real-${v}vcpu.log" >&2) \
-    | grep '^{' >>"$OUT/real-${v}vcpu.jsonl" || log "the real-server guest with $v vCPUs failed (see guest-real-${v}vcpu.log)"
+    bash "$ROOT/scripts/guest/bench-real.sh" --server "$server" --vcpus "$v" --seconds "$SECS" --repeat "$REPEAT" \
+    --schedulers "$(IFS=,; echo "${list[*]}")" 2> >(tee -a "$OUT/guest-$sc-${v}vcpu.log" >&2) \
+    | grep '^{' >>"$OUT/$sc-${v}vcpu.jsonl" || log "the $sc guest with $v vCPUs failed (see guest-$sc-${v}vcpu.log)"
 }
 
 IFS=, read -ra CPU_COUNTS <<<"$CPUS_LIST"
 # real runs in its own guest; the tick workload's scenarios in run_guests
-WANT_REAL=0 OTHER_SCENARIOS=()
+REAL_SCENARIOS=() OTHER_SCENARIOS=()
 for sc in "${SCENARIO_LIST[@]}"; do
-  if [[ $sc == real ]]; then WANT_REAL=1; else OTHER_SCENARIOS+=("$sc"); fi
+  if [[ $sc == real || $sc == real-sim ]]; then REAL_SCENARIOS+=("$sc"); else OTHER_SCENARIOS+=("$sc"); fi
 done
 SCENARIO_LIST=("${OTHER_SCENARIOS[@]}")
 SCENARIOS=$(IFS=,; echo "${OTHER_SCENARIOS[*]}")
 for v in "${CPU_COUNTS[@]}"; do
   [[ "$v" =~ ^[0-9]+$ && $v -ge 2 ]] || die "bench.sh: --cpus takes vCPU counts of 2 or more"
   if ((${#OTHER_SCENARIOS[@]} > 0)); then run_guests "$v"; fi
-  if ((WANT_REAL)); then run_real "$v"; fi
+  for sc in "${REAL_SCENARIOS[@]}"; do run_real "$v" "$sc"; done
 done
 
 if ((${#OTHER_SCENARIOS[@]} > 0)); then
   "$BIN/benchreport" report "$OUT"
   log "results: $OUT/results.md"
 fi
-if ((WANT_REAL)); then
+if ((${#REAL_SCENARIOS[@]} > 0)); then
   python3 "$ROOT/scripts/real-report.py" "$OUT" >"$OUT/real.md"
   log "real servers: $OUT/real.md"
 fi

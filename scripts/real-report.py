@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The real-server family's table (scripts/bench.sh --scenarios real).
+"""The real-server families' tables (scripts/bench.sh --scenarios real,real-sim).
 
-Reads DIR/real-NvCPU.jsonl (one record per cell, scripts/guest/bench-real.sh)
-and prints markdown: per vCPU count, each scheduler's late steps over the
+Reads DIR/real-NvCPU.jsonl and DIR/real-sim-NvCPU.jsonl (one record per
+cell, scripts/guest/bench-real.sh) and prints markdown: per family and vCPU
+count, each scheduler's late steps (or ticks; and for OpenTTD the ticks lost) over the
 rounds (median, min-max), as ratios to the idle machine, EEVDF and SCHED_FIFO
 of the same guest, the CPUs the hogs got against EEVDF, scx_tick's ticks and
 misses against the servers' steps and late steps, and issue 26's targets.
@@ -27,6 +28,17 @@ def ratio(a, b):
     return f"{a / b:.2f}" if b else "-"
 
 
+TITLES = {
+    "real": ("Four of Debian's minetest-server (12 ms of work per 50 ms step, the project's load mod) "
+             "beside 2 x vCPUs CPU hogs; a late step came more than half a step after the one before "
+             "(the server's own log)."),
+    "real-sim": ("Two of Debian's openttd dedicated servers (a 2048 x 2048 map, 30 ms ticks) beside "
+                 "2 x vCPUs CPU hogs; a late tick was logged more than 1.5 ticks after the one before "
+                 "(the project's game script); ticks lost: due by the wall clock and never run "
+                 "(OpenTTD drops ticks more than 5 behind)."),
+}
+
+
 def table(recs, vcpus):
     by = {}
     for r in recs:
@@ -35,15 +47,24 @@ def table(recs, vcpus):
     late = {s: med([r["late_pct"] for r in rs]) for s, rs in by.items()}
     hogs = {s: med([r["hog_cpus"] for r in rs]) for s, rs in by.items()}
     out = [f"### {vcpus} vCPUs, {rounds} round(s)", ""]
-    out.append("| scheduler | late steps % (median) | min-max | x idle | x EEVDF | x FIFO "
-               "| step work ms | hogs' CPUs | hogs x EEVDF |")
+    # the server's own second column: the minetest step's wall time, or the
+    # OpenTTD ticks lost (median, min-max)
+    sim = all("lost_pct" in r for r in recs)
+    second = "ticks lost % (min-max)" if sim else "step work ms"
+    out.append(f"| scheduler | late % (median) | min-max | x idle | x EEVDF | x FIFO "
+               f"| {second} | hogs' CPUs | hogs x EEVDF |")
     out.append("|---|---|---|---|---|---|---|---|---|")
     for s in [s for s in ORDER if s in by] + sorted(set(by) - set(ORDER)):
         xs = [r["late_pct"] for r in by[s]]
+        if sim:
+            lost = [r["lost_pct"] for r in by[s]]
+            col = f"{med(lost):.2f} ({min(lost):.2f}-{max(lost):.2f})"
+        else:
+            col = f"{med([r['step_work_ms'] for r in by[s]]):.1f}"
         out.append(
             f"| {s} | {late[s]:.2f} | {min(xs):.2f}-{max(xs):.2f} | {ratio(late[s], late.get('idle', 0))} "
             f"| {ratio(late[s], late.get('eevdf', 0))} | {ratio(late[s], late.get('fifo', 0))} "
-            f"| {med([r['step_work_ms'] for r in by[s]]):.1f} | {hogs[s]:.2f} "
+            f"| {col} | {hogs[s]:.2f} "
             f"| {ratio(hogs[s], hogs.get('eevdf', 0)) if s != 'idle' else '-'} |")
     out.append("")
     scx = by.get("scx_tick", [])
@@ -75,14 +96,15 @@ def table(recs, vcpus):
 
 def main():
     d = sys.argv[1]
-    out = ["# Real servers", "",
-           "Four of Debian's minetest-server (12 ms of work per 50 ms step, the project's load mod)",
-           "beside 2 x vCPUs CPU hogs; a late step came more than half a step after the one before",
-           "(the server's own log). Ratios are of medians from the same guest.", ""]
+    recs = []
     for path in sorted(glob.glob(os.path.join(d, "real-*vcpu.jsonl"))):
-        recs = [json.loads(line) for line in open(path) if line.strip()]
-        if recs:
-            out += table(recs, recs[0]["vcpus"])
+        recs += [json.loads(line) for line in open(path) if line.strip()]
+    out = ["# Real servers", "", "Ratios are of medians from the same guest.", ""]
+    for scen in [s for s in TITLES if any(r["scenario"] == s for r in recs)]:
+        out += [f"## {scen}", "", TITLES[scen], ""]
+        mine = [r for r in recs if r["scenario"] == scen]
+        for v in sorted({r["vcpus"] for r in mine}):
+            out += table([r for r in mine if r["vcpus"] == v], v)
     print("\n".join(out))
 
 

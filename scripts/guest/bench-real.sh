@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The benchmark's real-server family, run by scripts/bench.sh inside a
-# sched_ext guest: four of Debian's minetest-server (minetest_game, the
-# project's load mod: WORK_MS of CPU work in every 50 ms step, each step
-# logged by the server itself, tests/servers/minetest.sh) beside 2 x vCPUs
-# CPU hogs, under each scheduler of --schedulers in turn, in --repeat
-# rounds. Each round first measures the idle machine (no hogs, EEVDF). One
-# JSON record per cell on stdout; progress on stderr ("[bench] start S",
+# The benchmark's real-server families, run by scripts/bench.sh inside a
+# sched_ext guest, under each scheduler of --schedulers in turn, in
+# --repeat rounds, beside 2 x vCPUs CPU hogs; each round first measures the
+# idle machine (no hogs, EEVDF). --server picks the family:
+#   minetest  (real) four of Debian's minetest-server (minetest_game, the
+#             project's load mod: 12 ms of CPU work in every 50 ms step,
+#             each step logged by the server itself, tests/servers/minetest.sh)
+#   openttd   (real-sim) two of Debian's openttd dedicated servers on the
+#             2048 x 2048 map, the game's tick counter logged every 30 ms
+#             tick by the project's game script (tests/servers/openttd.sh)
+# One JSON record per cell on stdout; progress on stderr ("[bench] start S",
 # "[bench] finished S": the host's watchdog and skip logic read them).
 #
-#   scripts/guest/bench-real.sh --vcpus N --seconds S --repeat N --schedulers LIST
+#   scripts/guest/bench-real.sh --server minetest|openttd --vcpus N --seconds S --repeat N --schedulers LIST
 #
 # scx_tick selects every thread of the servers by process name, one tick
 # per server process (tick=process), as an operator would; fifo puts every
@@ -20,9 +24,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/scripts/common.sh"
 source "$ROOT/scripts/bench-scenarios.sh"
 
-VCPUS="" SECS="" REPEAT="" SCHEDS=""
+SERVER=minetest VCPUS="" SECS="" REPEAT="" SCHEDS=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --server) SERVER=$2; shift 2 ;;
     --vcpus) VCPUS=$2; shift 2 ;;
     --seconds) SECS=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
@@ -36,16 +41,38 @@ IFS=, read -ra SCHED_LIST <<<"$SCHEDS"
 BIN="$ROOT/target/release"
 WORK=$(mktemp -d /tmp/bench-real.XXXXXX)
 cd "$WORK"
-source "$ROOT/tests/servers/minetest.sh"
-trap 'stop_sched; pkill -f stress-ng 2>/dev/null || true; mt_stop_all' EXIT
+# Each family's servers: how to start them, wait for them, mark a phase,
+# read their own late steps or ticks, and make them SCHED_FIFO.
+case "$SERVER" in
+  minetest)
+    source "$ROOT/tests/servers/minetest.sh"
+    SCENARIO=real GROUP=mt SPEC="mt,process=^minetestserver\$,tick=process"
+    start_servers() { local i; for i in 1 2 3 4; do mt_start s$i 12 50; done
+      for i in 1 2 3 4; do mt_wait_steps s$i 40 240 || die "server s$i logged no steps in 240 s"; done; }
+    mark() { mt_mark; }
+    late() { mt_late "$1" "$2" 50; } # steps late seconds step_work_ms
+    servers_fifo() { mt_fifo "$1"; }
+    stop_servers() { mt_stop_all; } ;;
+  openttd)
+    source "$ROOT/tests/servers/openttd.sh"
+    ottd_available || die "openttd or its map is missing (scripts/setup.sh installs and makes them)"
+    SCENARIO=real-sim GROUP=ottd SPEC="ottd,process=^openttd\$,period=$OTTD_TICK_MS,tick=process"
+    start_servers() { local i; for i in 1 2; do ottd_start s$i; done
+      for i in 1 2; do ottd_wait_ticks s$i 60 240 || die "server s$i logged no ticks in 240 s"; done; }
+    mark() { ottd_mark; }
+    late() { ottd_late "$1" "$2"; } # due run late seconds behind
+    servers_fifo() { ottd_fifo "$1"; }
+    stop_servers() { ottd_stop_all; } ;;
+  *) die "guest/bench-real.sh: --server $SERVER: allowed: minetest, openttd" ;;
+esac
+trap 'stop_sched; pkill -f stress-ng 2>/dev/null || true; stop_servers' EXIT
 
 SCHED_PID=""
 start_sched() { # SCHEDULER: 0 when it runs (or is the kernel's), 1 skipped (SKIP_WHY)
   local s=$1 cmd=()
   case "$s" in
     eevdf|fifo) return 0 ;;
-    scx_tick) cmd=("$BIN/scx_tick" --tick-threads "mt,process=^minetestserver\$,tick=process"
-      --stats-json "$WORK/scx.jsonl") ;;
+    scx_tick) cmd=("$BIN/scx_tick" --tick-threads "$SPEC" --stats-json "$WORK/scx.jsonl") ;;
     scx_bpfland|scx_flash|scx_lavd)
       [[ -x "$PEER_DIR/bin/$s" ]] || { SKIP_WHY="not installed"; return 1; }
       cmd=("$PEER_DIR/bin/$s") ;;
@@ -64,30 +91,37 @@ cell() { # SCHEDULER ROUND: measure SECS seconds, print the record
   local s=$1 round=$2 h0 h1 from to r
   [[ $s == scx_tick ]] || rm -f "$WORK/scx.jsonl"
   sleep 2
-  h0=$(hog_ticks); from=$(mt_mark); sleep "$SECS"; to=$(mt_mark); h1=$(hog_ticks)
-  r=$(mt_late "$from" "$to" 50)
-  python3 - "$s" "$round" "$VCPUS" "$SECS" "$((h1 - h0))" $r "$WORK/scx.jsonl" <<'PY'
+  h0=$(hog_ticks); from=$(mark); sleep "$SECS"; to=$(mark); h1=$(hog_ticks)
+  r=$(late "$from" "$to")
+  python3 - "$SERVER" "$SCENARIO" "$GROUP" "$s" "$round" "$VCPUS" "$SECS" "$((h1 - h0))" "$WORK/scx.jsonl" $r <<'PY'
 import json, os, sys
-s, rnd, vcpus, secs, hog, steps, late, span, work, stats = sys.argv[1:]
-rec = {"scenario": "real", "scheduler": s, "round": int(rnd), "vcpus": int(vcpus),
-       "steps": int(steps), "late": int(late), "late_pct": 100 * int(late) / max(1, int(steps)),
-       "step_work_ms": float(work), "hog_cpus": int(hog) / 100 / float(secs), "seconds": float(span)}
+server, scen, group, s, rnd, vcpus, secs, hog, stats = sys.argv[1:10]
+rec = {"scenario": scen, "scheduler": s, "round": int(rnd), "vcpus": int(vcpus),
+       "hog_cpus": int(hog) / 100 / float(secs)}
+if server == "minetest":
+    steps, late, span, work = sys.argv[10:]
+    rec.update(steps=int(steps), late=int(late), seconds=float(span), step_work_ms=float(work))
+else:  # the ticks run count as steps; those due and not run were lost
+    due, run, late, span, behind = sys.argv[10:]
+    rec.update(steps=int(run), late=int(late), seconds=float(span), due=int(due), behind=int(behind),
+               lost_pct=100 * max(0, int(due) - int(run)) / max(1, int(due)))
+rec["late_pct"] = 100 * rec["late"] / max(1, rec["steps"])
 if os.path.exists(stats):
     lines = [json.loads(l) for l in open(stats) if l.strip()]
     if len(lines) >= 3:
-        a, b = lines[1], lines[-1]
-        dt = b["uptime_s"] - a["uptime_s"]
-        rec["scx_ticks_per_s"] = (b["groups"]["mt"]["ticks"] - a["groups"]["mt"]["ticks"]) / dt
-        rec["scx_misses_per_s"] = (b["groups"]["mt"]["misses"] - a["groups"]["mt"]["misses"]) / dt
+        a, b = lines[1]["groups"][group], lines[-1]["groups"][group]
+        dt = lines[-1]["uptime_s"] - lines[1]["uptime_s"]
+        rec["scx_ticks_per_s"] = (b["ticks"] - a["ticks"]) / dt
+        rec["scx_misses_per_s"] = (b["misses"] - a["misses"]) / dt
 print(json.dumps(rec))
-print(f"[bench] real {s:12} round {rnd}: {late} of {steps} steps late ({rec['late_pct']:.2f} %), "
-      f"step work {work} ms, hogs {rec['hog_cpus']:.2f} CPUs", file=sys.stderr)
+print(f"[bench] {scen} {s:12} round {rnd}: {rec['late']} of {rec['steps']} {'steps' if server == 'minetest' else 'ticks'} "
+      f"late ({rec['late_pct']:.2f} %)" + (f", {rec['lost_pct']:.2f} % lost" if "lost_pct" in rec else "")
+      + f", hogs {rec['hog_cpus']:.2f} CPUs", file=sys.stderr)
 PY
 }
 
-echo "[bench] guest: $VCPUS vCPUs, kernel $(uname -r), real servers, $REPEAT round(s), $SECS s per cell" >&2
-for i in 1 2 3 4; do mt_start s$i 12 50; done
-for i in 1 2 3 4; do mt_wait_steps s$i 40 240 || die "server s$i logged no steps in 240 s"; done
+echo "[bench] guest: $VCPUS vCPUs, kernel $(uname -r), real servers ($SERVER), $REPEAT round(s), $SECS s per cell" >&2
+start_servers
 skipped=" "
 for ((round = 0; round < REPEAT; round++)); do
   pkill -f stress-ng 2>/dev/null || true
@@ -103,9 +137,9 @@ for ((round = 0; round < REPEAT; round++)); do
       echo "[bench] finished $s" >&2
       continue
     fi
-    [[ $s == fifo ]] && mt_fifo 50
+    [[ $s == fifo ]] && servers_fifo 50
     cell "$s" "$round"
-    [[ $s == fifo ]] && mt_fifo 0
+    [[ $s == fifo ]] && servers_fifo 0
     stop_sched
     ((round == REPEAT - 1)) && echo "[bench] finished $s" >&2
   done

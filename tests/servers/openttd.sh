@@ -17,8 +17,9 @@
 #   ottd_start NAME                a server in $WORK/ottd-NAME (background)
 #   ottd_wait_ticks NAME N [SECS]  until it has logged N ticks
 #   ottd_mark                      each server's logged tick count (a phase mark)
-#   ottd_late FROM TO              ticks due, ticks run, late ticks, seconds
-#                                  between two marks, over all servers
+#   ottd_late FROM TO              ticks due, ticks run, late ticks, seconds,
+#                                  ticks behind schedule between two marks,
+#                                  over all servers
 #   ottd_fifo PRIORITY             every server thread SCHED_FIFO (0: back)
 #   ottd_stop_all
 OTTD_BIN=/usr/games/openttd
@@ -103,9 +104,14 @@ ottd_ticks() { local n; n=$(wc -l <"$WORK/ottd-$1/ticks.log" 2>/dev/null) || tru
 ottd_wait_ticks() { wait_count ottd_ticks "$1" "$2" "${3:-120}"; }
 ottd_mark() { mark_counts ottd_ticks "${OTTD_NAMES[@]}"; }
 
-# Between two marks, over all servers: "due run late seconds". Due: the
-# ticks the marks' wall time holds (30 ms each); run: the ticks the servers
-# logged; late: ticks stamped more than 1.5 ticks after the one before.
+# Between two marks, over all servers: "due run late seconds behind". Due:
+# the ticks the marks' wall time holds (30 ms each); run: the ticks the
+# servers logged; late: ticks stamped more than 1.5 ticks after the one
+# before; behind: ticks stamped more than a whole tick after the time the
+# server's own schedule gave them (it runs tick k at start + k x 30 ms, and
+# starts that schedule again from now once more than 5 ticks behind): the
+# phase of the schedule is the earliest stamp's (stamp - k x 30 ms), per
+# stretch between two restarts.
 ottd_late() {
   local from=($1) to=($2) i args=()
   for i in "${!OTTD_NAMES[@]}"; do
@@ -114,7 +120,7 @@ ottd_late() {
   python3 - "$OTTD_TICK_MS" "${args[@]}" <<'PY'
 import sys
 tick_us = float(sys.argv[1]) * 1000
-due = run = late = 0
+due = run = late = behind = 0
 secs = 0.0
 a = sys.argv[2:]
 for i in range(0, len(a), 3):
@@ -126,7 +132,20 @@ for i in range(0, len(a), 3):
     due += round((ts[-1] - ts[0]) / tick_us)
     late += sum((t - p) > 1.5 * tick_us for p, t in zip(ts, ts[1:]))
     secs += (ts[-1] - ts[0]) / 1e6
-print(due, run, late, f"{secs / max(1, len(a) // 3):.2f}")
+    # the schedule's restarts (a running phase left 5 ticks behind), then
+    # each stretch's phase and the ticks more than a tick behind it
+    phases = [t - k * tick_us for k, t in enumerate(ts)]
+    cuts, lo_phase = [0], phases[0]
+    for k, ph in enumerate(phases):
+        if ph - lo_phase > 5 * tick_us:
+            cuts.append(k)
+            lo_phase = ph
+        lo_phase = min(lo_phase, ph)
+    cuts.append(len(ts))
+    for c0, c1 in zip(cuts, cuts[1:]):
+        base = min(phases[c0:c1])
+        behind += sum(ph - base > tick_us for ph in phases[c0:c1])
+print(due, run, late, f"{secs / max(1, len(a) // 3):.2f}", behind)
 PY
 }
 

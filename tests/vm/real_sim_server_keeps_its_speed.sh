@@ -27,8 +27,8 @@ phase() { # NAME: SECS seconds, then the servers' ticks due, run and late
   h0=$(hog_ticks); from=$(ottd_mark); sleep "$SECS"; to=$(ottd_mark); h1=$(hog_ticks)
   r=$(ottd_late "$from" "$to")
   set -- "$1" $r
-  eval "${1}_due=$2 ${1}_run=$3 ${1}_late=$4 ${1}_hogs=$((h1 - h0))"
-  note "$1 (at ${SECONDS} s): ran $3 of $2 ticks due (lost $(pct $(($2 > $3 ? $2 - $3 : 0)) "$2") %), $4 late ($(pct "$4" "$3") %) in $5 s per server; the hogs ran $(awk -v t=$((h1 - h0)) -v s="$SECS" 'BEGIN { printf "%.2f", t / 100 / s }') CPUs"
+  eval "${1}_due=$2 ${1}_run=$3 ${1}_late=$4 ${1}_behind=$6 ${1}_hogs=$((h1 - h0))"
+  note "$1 (at ${SECONDS} s): ran $3 of $2 ticks due (lost $(pct $(($2 > $3 ? $2 - $3 : 0)) "$2") %), $4 late ($(pct "$4" "$3") %), $6 behind schedule ($(pct "$6" "$3") %) in $5 s per server; the hogs ran $(calc "$((h1 - h0)) / 100 / $SECS" 2) CPUs"
 }
 lost() { eval "echo \$(( ${1}_due > ${1}_run ? ${1}_due - ${1}_run : 0 ))"; }
 phase idle
@@ -47,7 +47,7 @@ wait "$HOGS" 2>/dev/null || true
 note "the hogs got $(awk -v a="$scx_hogs" -v b="$eevdf_hogs" 'BEGIN { printf "%.2f", a / (b ? b : 1) }') x under scx_tick what they got under EEVDF"
 grep "scx_tick summary: ottd:" "$WORK/scx.out" | sed 's/^/# /'
 read -r tps mps <<<"$(group_rates "$WORK/stats.jsonl" ottd)"
-note "scx_tick counted $tps ticks/s and $mps misses/s for the 2 servers; they ran $(calc "$scx_run / $SECS") ticks/s, $(calc "$scx_late / $SECS") of them late (scx_tick's ticks per server tick $(calc "$tps * $SECS / $scx_run" 2))"
+note "scx_tick counted $tps ticks/s and $mps misses/s for the 2 servers; they ran $(calc "$scx_run / $SECS") ticks/s, $(calc "$scx_late / $SECS") of them late, $(calc "$scx_behind / $SECS") behind schedule (scx_tick's ticks per server tick $(calc "$tps * $SECS / $scx_run" 2), misses per tick behind $(calc "$mps / ($scx_behind / $SECS > 0.01 ? $scx_behind / $SECS : 0.01)" 2))"
 e_lost=$(lost eevdf) s_lost=$(lost scx)
 # each phase must have measured the servers (a stopped log measures nothing)
 for p in idle scx eevdf; do
