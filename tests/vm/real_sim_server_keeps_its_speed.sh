@@ -12,7 +12,7 @@
 # game speed and late ticks (a tick stamped more than 1.5 ticks after the
 # one before by a real-time reader of the server's log), the CPUs the hogs
 # got, and scx_tick's ticks and misses against the servers' ticks.
-# (SCHED_FIFO, the practical limit, is in scripts/bench.sh's real family.)
+# (SCHED_FIFO, the practical limit, and the peers: scripts/bench.sh --scenarios real-sim.)
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/servers/openttd.sh"
 trap 'ottd_stop_all; cleanup' EXIT
