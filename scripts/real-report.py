@@ -83,11 +83,11 @@ def table(recs, vcpus):
         t = late["scx_tick"]
         checks = []
         if "idle" in late:
-            checks.append((t <= late["idle"] + 1, f"late steps <= idle + 1 point: {t:.2f} vs {late['idle']:.2f} + 1"))
+            checks.append((t <= late["idle"] + 1, f"late <= idle + 1 point: {t:.2f} vs {late['idle']:.2f} + 1"))
         peers = [late[p] for p in PEERS if p in late]
         if peers:
             best = min(peers)
-            checks.append((t <= 0.25 * best, f"late steps <= 0.25 x the best peer: {t:.2f} vs 0.25 x {best:.2f}"))
+            checks.append((t <= 0.25 * best, f"late <= 0.25 x the best peer: {t:.2f} vs 0.25 x {best:.2f}"))
         if "eevdf" in hogs and hogs["eevdf"]:
             h = hogs["scx_tick"] / hogs["eevdf"]
             checks.append((h >= 0.6, f"hogs >= 0.6 x EEVDF's CPUs: {h:.2f}"))

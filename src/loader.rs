@@ -24,7 +24,7 @@ use crate::hints::Hints;
 use crate::membership::{Membership, Table};
 use crate::pinning::Pinner;
 use crate::report::{self, Intervals, JsonSink, MissEvent, Reporter, Shared};
-use crate::startup::{check_outputs, group_name, plan, preflight, replan};
+use crate::startup::{attached, check_outputs, group_name, plan, preflight, replan};
 use crate::stats::{Counters, GroupCounters, Metrics};
 use crate::topology::Machine;
 use crate::trace::{self, TraceSink};
@@ -278,11 +278,7 @@ impl<'a> Scheduler<'a> {
 
         let link = scx_ops_attach!(skel, tick_ops)?;
         info!("scx_tick attached");
-        // the unit (Type=notify) counts as started only now: a bad file or
-        // a failed load makes `systemctl start` fail, not just the service
-        if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
-            warn!("could not tell systemd that scx_tick is ready: {e}");
-        }
+        attached();
         let pinner = Pinner::new(plan);
         Ok(Scheduler {
             skel,

@@ -224,3 +224,13 @@ pub fn topology(args: &TopologyArgs) -> Result<()> {
         }
     }
 }
+
+/// The scheduler is attached: both policy modes say so to systemd (the
+/// unit is `Type=notify`, so `systemctl start` waits for this and fails if
+/// scx_tick exits first: a bad file or a failed load). Outside systemd
+/// (no `NOTIFY_SOCKET`) this does nothing.
+pub fn attached() {
+    if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
+        warn!("could not tell systemd that scx_tick is ready: {e}");
+    }
+}

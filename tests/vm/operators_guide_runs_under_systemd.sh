@@ -27,7 +27,7 @@ guide_run() {
     [[ -z "$line" ]] && continue
     if [[ $line == cargo\ build* ]]; then note "guide $n.$l (on the host): $line"; continue; fi
     # what follows the live output forever is watched for a few seconds
-    secs=120; [[ $line == *" -f"* || $line == *"--monitor"* ]] && secs=6
+    secs=120; [[ $line == journalctl*" -f"* || $line == *"scx_tick --monitor"* ]] && secs=6
     rc=0
     # root already: `sudo X` is X (this guest has no sudo)
     (cd "$ROOT" && eval "timeout $secs ${line#sudo }") >"$WORK/guide-$n.$l" 2>&1 </dev/null || rc=$?
@@ -43,7 +43,7 @@ wait_for() { # SECS DESCRIPTION COMMAND...
   fail "$what not within $secs s (unit: $(unit ActiveState)/$(unit SubState), sched_ext $(sched_state)); journal: $(journalctl -u scx_tick --no-pager | tail -8)"
 }
 enabled() { [[ "$(sched_state)" == enabled ]]; }
-runners_in_child() { (($(grep -c . "$CHILD/cgroup.threads" 2>/dev/null || echo 0) >= 4)); }
+runners_in_child() { local n; n=$(grep -c . "$CHILD/cgroup.threads" 2>/dev/null) || true; ((${n:-0} >= 4)); }
 
 # --- 2. install, as written
 guide_run 1
@@ -68,7 +68,7 @@ guide_run 2
 grep -q "process $JVM (java): 4 of its [0-9]* threads" "$WORK/guide-2.2" ||
   fail "the guide's match did not list the JVM's 4 region threads: $(cat "$WORK/guide-2.2")"
 
-# --- 4. start it: enabled now and at boot, the journal says what it found
+# --- 4. (start) enabled now and at boot, the journal says what it found
 guide_run 3
 [[ "$(systemctl is-enabled scx_tick)" == enabled ]] || fail "scx_tick is not enabled after the guide's enable --now"
 wait_for 120 "sched_ext enabled by the unit" enabled
@@ -82,7 +82,7 @@ grep -q "tick group world: process $JVM (java) matches; 4 of its" "$WORK/guide-3
 grep -q "world" "$WORK/guide-3.3" || fail "scx_tick --monitor 1 showed no group: $(head -20 "$WORK/guide-3.3")"
 note "monitor: $(grep -m1 world "$WORK/guide-3.3" | tr -s ' ' | cut -c1-120)"
 
-# --- 4. the flags file, as the guide writes it, then a restart
+# --- 4. (flags) the flags file, as the guide writes it, then a restart
 flags=$(grep -m1 '^SCX_TICK_FLAGS=' "$GUIDE") || fail "the guide shows no SCX_TICK_FLAGS line"
 sed -i "s|^SCX_TICK_FLAGS=.*|$flags|" /etc/default/scx_tick
 systemctl restart scx_tick
@@ -179,13 +179,13 @@ systemctl is-active -q game || fail "the server did not survive scx_tick's stop"
 systemctl start scx_tick
 wait_for 120 "sched_ext enabled again" enabled
 
-# --- 7. upgrade: the operator's configuration kept
+# --- 7. (upgrade) the operator's configuration kept
 echo "# the operator's edit" >>/etc/scx_tick.toml
 guide_run 4
 grep -q "# the operator's edit" /etc/scx_tick.toml || fail "the upgrade replaced /etc/scx_tick.toml"
 wait_for 120 "sched_ext enabled after the upgrade" enabled
 
-# --- 7. remove
+# --- 7. (remove)
 guide_run 5
 [[ ! -e /etc/systemd/system/scx_tick.service && ! -e /usr/local/bin/scx_tick ]] || fail "the uninstall left the unit or the binary"
 [[ "$(sched_state)" == disabled ]] || fail "sched_ext is $(sched_state) after the uninstall"

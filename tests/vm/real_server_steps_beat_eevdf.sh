@@ -30,7 +30,7 @@ phase() { # NAME: SECS seconds, then the servers' steps and late steps
   r=$(mt_late "$from" "$to" $STEP_MS)
   set -- "$1" $r
   eval "${1}_steps=$2 ${1}_late=$3 ${1}_hogs=$((h1 - h0))"
-  note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(awk -v t=$((h1 - h0)) -v s="$SECS" 'BEGIN { printf "%.2f", t / 100 / s }') CPUs"
+  note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(calc "$((h1 - h0)) / 100 / $SECS" 2) CPUs"
 }
 phase idle
 stress-ng --cpu 8 --timeout 300s >/dev/null 2>&1 &
@@ -45,13 +45,13 @@ stop_scx INT
 mt_fifo 50
 phase fifo
 mt_fifo 0
-note "the hogs got $(awk -v a="$scx_hogs" -v b="$eevdf_hogs" 'BEGIN { printf "%.2f", a / (b ? b : 1) }') x under scx_tick, $(awk -v a="$fifo_hogs" -v b="$eevdf_hogs" 'BEGIN { printf "%.2f", a / (b ? b : 1) }') x under FIFO, what they got under EEVDF"
-note "scx_tick's late steps: $(awk -v a="$scx_late" -v b="$scx_steps" -v c="$fifo_late" -v d="$fifo_steps" \
-  'BEGIN { printf "%.2f", (a / b) / (c ? c / d : 1 / d) }') x SCHED_FIFO's"
+note "the hogs got $(calc "$scx_hogs / ($eevdf_hogs ? $eevdf_hogs : 1)" 2) x under scx_tick, $(calc "$fifo_hogs / ($eevdf_hogs ? $eevdf_hogs : 1)" 2) x under FIFO, what they got under EEVDF"
+note "scx_tick's late steps: $(calc "($scx_late / $scx_steps) / ($fifo_late ? $fifo_late / $fifo_steps : 1 / $fifo_steps)" 2) x SCHED_FIFO's"
 grep "scx_tick summary: mt:" "$WORK/scx.out" | sed 's/^/# /'
 # scx_tick's tick and miss rates over its steady seconds (the JSON lines
 # but the first and the last), against the servers' own in the phase
-read -r tps mps <<<"$(group_rates "$WORK/stats.jsonl" mt)"
+r=$(group_rates "$WORK/stats.jsonl" mt) || fail "no scx_tick statistics to compare: $(tail -2 "$WORK/stats.jsonl")"
+read -r tps mps <<<"$r"
 note "scx_tick counted $tps ticks/s and $mps misses/s for the 4 servers; they made $(calc "$scx_steps / $SECS") steps/s, $(calc "$scx_late / $SECS") of them late (ticks per step $(calc "$tps * $SECS / $scx_steps" 2), misses per late step $(calc "$mps / ($scx_late / $SECS > 0.01 ? $scx_late / $SECS : 0.01)" 2))"
 ((eevdf_late * 100 >= eevdf_steps * 5)) || fail "the hogs did not hurt the servers under EEVDF ($eevdf_late of $eevdf_steps late): nothing to compare"
 ((scx_late * eevdf_steps * 4 <= eevdf_late * scx_steps * 3)) \

@@ -44,9 +44,10 @@ stop_scx INT
 phase eevdf
 kill "$HOGS" 2>/dev/null || true
 wait "$HOGS" 2>/dev/null || true
-note "the hogs got $(awk -v a="$scx_hogs" -v b="$eevdf_hogs" 'BEGIN { printf "%.2f", a / (b ? b : 1) }') x under scx_tick what they got under EEVDF"
+note "the hogs got $(calc "$scx_hogs / ($eevdf_hogs ? $eevdf_hogs : 1)" 2) x under scx_tick what they got under EEVDF"
 grep "scx_tick summary: ottd:" "$WORK/scx.out" | sed 's/^/# /'
-read -r tps mps <<<"$(group_rates "$WORK/stats.jsonl" ottd)"
+r=$(group_rates "$WORK/stats.jsonl" ottd) || fail "no scx_tick statistics to compare: $(tail -2 "$WORK/stats.jsonl")"
+read -r tps mps <<<"$r"
 note "scx_tick counted $tps ticks/s and $mps misses/s for the 2 servers; they ran $(calc "$scx_run / $SECS") ticks/s, $(calc "$scx_late / $SECS") of them late, $(calc "$scx_behind / $SECS") behind schedule (scx_tick's ticks per server tick $(calc "$tps * $SECS / $scx_run" 2), misses per tick behind $(calc "$mps / ($scx_behind / $SECS > 0.01 ? $scx_behind / $SECS : 0.01)" 2))"
 e_lost=$(lost eevdf) s_lost=$(lost scx)
 # each phase must have measured the servers (a stopped log measures nothing)

@@ -146,7 +146,12 @@ fn load(dir: &Path) -> Result<Vec<RunRecord>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        // runs-NvCPU.jsonl: the real-server families keep their own records
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "jsonl")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("runs-"))
+        })
         .collect();
     files.sort();
     let mut out = Vec::new();
@@ -162,7 +167,7 @@ fn load(dir: &Path) -> Result<Vec<RunRecord>> {
         }
     }
     if out.is_empty() {
-        bail!("no run records (*.jsonl) in {}", dir.display());
+        bail!("no run records (runs-*.jsonl) in {}", dir.display());
     }
     Ok(out)
 }
