@@ -203,7 +203,10 @@ ACCEL=$(accel)
 if [[ $VNG -eq 0 && $SYSTEMD -eq 1 ]]; then
   # systemd mounts what it needs itself (cgroup2, bpf, debugfs, tracefs,
   # devpts) and runs the command as a unit after sysinit; the unit's end
-  # powers the guest off.
+  # powers the guest off. Its target is that unit, not multi-user.target:
+  # services the host has enabled (prometheus, minetest-server) stay off.
+  # "booted" means the kernel reached userspace; a hang in systemd's own
+  # start ends in --timeout (124).
   cat >"$RUN/guest-init" <<GUEST
 : >/run/out/booted
 cp /run/out/config /boot/config-\$(uname -r)

@@ -93,9 +93,11 @@ cell() { # SCHEDULER ROUND: measure SECS seconds, print the record
   sleep 2
   h0=$(hog_ticks); from=$(mark); sleep "$SECS"; to=$(mark); h1=$(hog_ticks)
   r=$(late "$from" "$to")
-  python3 - "$SERVER" "$SCENARIO" "$GROUP" "$s" "$round" "$VCPUS" "$SECS" "$((h1 - h0))" "$WORK/scx.jsonl" $r <<'PY'
-import json, os, sys
-server, scen, group, s, rnd, vcpus, secs, hog, stats = sys.argv[1:10]
+  # scx_tick's own ticks/s and misses/s over the cell ("-" for the others)
+  rates=$([[ -s $WORK/scx.jsonl ]] && group_rates "$WORK/scx.jsonl" "$GROUP" 2>/dev/null || echo "- -")
+  python3 - "$SERVER" "$SCENARIO" "$s" "$round" "$VCPUS" "$SECS" "$((h1 - h0))" $rates $r <<'PY'
+import json, sys
+server, scen, s, rnd, vcpus, secs, hog, tps, mps = sys.argv[1:10]
 rec = {"scenario": scen, "scheduler": s, "round": int(rnd), "vcpus": int(vcpus),
        "hog_cpus": int(hog) / 100 / float(secs)}
 if server == "minetest":
@@ -106,13 +108,8 @@ else:  # the ticks run count as steps; those due and not run were lost
     rec.update(steps=int(run), late=int(late), seconds=float(span), due=int(due), behind=int(behind),
                lost_pct=100 * max(0, int(due) - int(run)) / max(1, int(due)))
 rec["late_pct"] = 100 * rec["late"] / max(1, rec["steps"])
-if os.path.exists(stats):
-    lines = [json.loads(l) for l in open(stats) if l.strip()]
-    if len(lines) >= 3:
-        a, b = lines[1]["groups"][group], lines[-1]["groups"][group]
-        dt = lines[-1]["uptime_s"] - lines[1]["uptime_s"]
-        rec["scx_ticks_per_s"] = (b["ticks"] - a["ticks"]) / dt
-        rec["scx_misses_per_s"] = (b["misses"] - a["misses"]) / dt
+if tps != "-":
+    rec["scx_ticks_per_s"], rec["scx_misses_per_s"] = float(tps), float(mps)
 print(json.dumps(rec))
 print(f"[bench] {scen} {s:12} round {rnd}: {rec['late']} of {rec['steps']} {'steps' if server == 'minetest' else 'ticks'} "
       f"late ({rec['late_pct']:.2f} %)" + (f", {rec['lost_pct']:.2f} % lost" if "lost_pct" in rec else "")
