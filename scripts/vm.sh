@@ -200,6 +200,12 @@ guest_script "$@" >"$RUN/cmd.sh"
 cp "$KDIR/config" "$RUN/config"
 ACCEL=$(accel)
 
+# How a plain QEMU guest (busybox or systemd init) runs the command and
+# reports its exit status to the host (the per-run directory is /run/out)
+RUN_COMMAND='[ -w /proc/sys/kernel/ftrace_enabled ] && echo 1 >/proc/sys/kernel/ftrace_enabled
+/bin/sh /run/out/cmd.sh >/run/out/stdout 2>/run/out/stderr </dev/null
+echo $? >/run/out/status.tmp && mv /run/out/status.tmp /run/out/status
+sync'
 if [[ $VNG -eq 0 && $SYSTEMD -eq 1 ]]; then
   # systemd mounts what it needs itself (cgroup2, bpf, debugfs, tracefs,
   # devpts) and runs the command as a unit after sysinit; the unit's end
@@ -217,10 +223,7 @@ mkdir -p /etc/tmpfiles.d && echo 'd /tmp 1777 root root -' >/etc/tmpfiles.d/tmp.
 cat >/etc/vm-command.sh <<'CMD'
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 mkdir -p /var/run/scx
-[ -w /proc/sys/kernel/ftrace_enabled ] && echo 1 >/proc/sys/kernel/ftrace_enabled
-/bin/sh /run/out/cmd.sh >/run/out/stdout 2>/run/out/stderr </dev/null
-echo \$? >/run/out/status.tmp && mv /run/out/status.tmp /run/out/status
-sync
+$RUN_COMMAND
 CMD
 cat >/etc/systemd/system/vm-command.service <<'UNIT'
 [Unit]
@@ -245,12 +248,9 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 cp /run/out/config /boot/config-\$(uname -r)
-[ -w /proc/sys/kernel/ftrace_enabled ] && echo 1 >/proc/sys/kernel/ftrace_enabled
 ip link set lo up 2>/dev/null || busybox ip link set lo up 2>/dev/null
 hostname scx-guest
-/bin/sh /run/out/cmd.sh >/run/out/stdout 2>/run/out/stderr </dev/null
-echo \$? >/run/out/status.tmp && mv /run/out/status.tmp /run/out/status
-sync
+$RUN_COMMAND
 echo o >/proc/sysrq-trigger
 GUEST
 fi
