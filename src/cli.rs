@@ -117,7 +117,8 @@ pub struct RunArgs {
     /// absolute) whose threads, and those of every cgroup below it, are tick
     /// runners. Options follow after commas:
     /// `PATH[,period=MS][,deadline=MS][,cpus=LIST][,tick=thread|process]`,
-    /// defaults period=50, deadline=period, cpus=all tick CPUs, tick=thread
+    /// defaults period=50, deadline=period (at most 4 periods: a server that
+    /// catches up on late ticks tolerates that much), cpus=all tick CPUs, tick=thread
     /// (each runner thread its own tick loop; `process`: one tick per
     /// process per period, shared by its threads). Repeatable.
     #[arg(long = "tick-cgroup", value_name = "SPEC")]

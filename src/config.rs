@@ -19,6 +19,10 @@ pub const DEFAULT_RUN_TASKS_BUFFER_MS: f64 = 0.1;
 pub const DEFAULT_SLICE_MS: f64 = 5.0;
 const MAX_PERIOD_MS: f64 = 10_000.0;
 const MIN_PERIOD_MS: f64 = 1.0;
+/// A deadline may be this many periods long: a server that catches up on
+/// late ticks (runs them back to back) keeps its game on time while a tick
+/// ends up to its catch-up allowance late; past a few ticks it is behind.
+const MAX_DEADLINE_PERIODS: f64 = 4.0;
 /// CPU ids at or above this cannot exist (the BPF side's MAX_CPUS); checked
 /// while parsing so that a range like `0-99999999999` is refused, not allocated.
 const CPU_ID_LIMIT: usize = crate::bpf::intf::tick_consts_MAX_CPUS as usize;
@@ -258,6 +262,15 @@ pub struct Group {
     pub deadline_ns: u64,
     pub home_cpus: Vec<usize>,
     pub tick: TickUnit,
+}
+
+impl Group {
+    /// The share of a CPU one runner may claim (admission, homes): its
+    /// deadline over its period, at most the whole CPU (a deadline past the
+    /// period tolerates lateness, it claims no more than a period per period).
+    pub fn cpu_share(&self) -> f64 {
+        self.deadline_ns.min(self.period_ns) as f64 / self.period_ns as f64
+    }
 }
 
 /// A validated configuration.
@@ -667,10 +680,11 @@ impl Config {
                 MAX_PERIOD_MS,
             )?;
             let deadline_ms = g.deadline_ms.unwrap_or(g.period_ms);
-            if !(deadline_ms > 0.0 && deadline_ms <= g.period_ms) {
+            if !(deadline_ms > 0.0 && deadline_ms <= g.period_ms * MAX_DEADLINE_PERIODS) {
                 bail!(
-                    "{what}: deadline_ms = {deadline_ms}: allowed: above 0 and at most the period ({} ms)",
-                    g.period_ms
+                    "{what}: deadline_ms = {deadline_ms}: allowed: above 0 and at most \
+                     {MAX_DEADLINE_PERIODS} periods ({} ms)",
+                    g.period_ms * MAX_DEADLINE_PERIODS
                 );
             }
             if self.work_stealing && self.steal_threshold_ms >= g.period_ms {
@@ -1054,16 +1068,22 @@ mod tests {
             let e = plan(&with_group(group(bad, None))).unwrap_err().to_string();
             assert!(e.contains("period_ms") && e.contains("allowed"), "{e}");
         }
-        let e = plan(&with_group(group(50.0, Some(60.0))))
+        let e = plan(&with_group(group(50.0, Some(201.0))))
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("deadline_ms = 60") && e.contains("at most the period"),
+            e.contains("deadline_ms = 201") && e.contains("at most 4 periods (200 ms)"),
             "{e}"
         );
+        // a server that catches up tolerates a tick's lateness: it claims
+        // a whole CPU at most
+        let p = plan(&with_group(group(30.0, Some(60.0)))).unwrap();
+        assert_eq!(p.groups[0].deadline_ns, 60_000_000);
+        assert_eq!(p.groups[0].cpu_share(), 1.0);
         let p = plan(&with_group(group(50.0, Some(45.0)))).unwrap();
         assert_eq!(p.groups[0].period_ns, 50_000_000);
         assert_eq!(p.groups[0].deadline_ns, 45_000_000);
+        assert_eq!(p.groups[0].cpu_share(), 0.9);
         let p = plan(&with_group(group(16.0, None))).unwrap();
         assert_eq!(
             p.groups[0].deadline_ns, 16_000_000,

@@ -282,7 +282,10 @@ fn out_of_range_values_are_refused_naming_the_key() {
         ("[[group]]\ncgroup = \"w\"\nperiod_ms = 0", "period_ms"),
         ("[[group]]\ncgroup = \"w\"\nperiod_ms = 1e9", "period_ms"),
         ("[[group]]\ncgroup = \"w\"\ndeadline_ms = 0", "deadline_ms"),
-        ("[[group]]\ncgroup = \"w\"\ndeadline_ms = 51", "deadline_ms"),
+        (
+            "[[group]]\ncgroup = \"w\"\ndeadline_ms = 201",
+            "deadline_ms",
+        ),
         ("[[group]]\ncgroup = \"w\"\ncpus = [0]", "cpus"),
         ("[[group]]\ncgroup = \"w\"\ncpus = 2", "cpus"),
         ("[[group]]\ncgroup = \"\"", "group"),

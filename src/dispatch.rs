@@ -1379,6 +1379,11 @@ mod tests {
         assert_eq!(replenish(0, p, p, p + 125 * MS), (3 * p, 4 * p));
         // a deadline shorter than the period keeps its offset
         assert_eq!(replenish(0, 20 * MS, p, 25 * MS), (p, p + 20 * MS));
+        // a deadline of two periods (a server that catches up): the next
+        // tick is the earliest on the grid still due ahead, the one
+        // that began a period ago
+        assert_eq!(replenish(0, 2 * p, p, 2 * p), (p, 3 * p));
+        assert_eq!(replenish(0, 2 * p, p, 2 * p + 10 * MS), (p, 3 * p));
         for now_past in (0..500).map(|i| i * 777_777) {
             let (s, d) = replenish(0, p, p, p + now_past);
             assert!(d > p + now_past && d - (p + now_past) <= p);

@@ -41,7 +41,8 @@ pub struct Pinner {
     last_admission: Option<String>,
 }
 
-/// The admission check: each runner may claim deadline/period of a CPU;
+/// The admission check: each runner may claim its group's CPU share
+/// (`Group::cpu_share`: deadline/period, at most 1);
 /// warn when the groups' runners together claim more than their tick CPUs.
 /// `groups` holds (runners, share, home CPUs) per group.
 pub fn admission(groups: &[(usize, f64, &[usize])]) -> Option<String> {
@@ -53,7 +54,7 @@ pub fn admission(groups: &[(usize, f64, &[usize])]) -> Option<String> {
     let busy = groups.iter().any(|(n, _, _)| *n > 0);
     (busy && demand > cpus.len() as f64 + 1e-9).then(|| {
         format!(
-            "admission: tick runners may claim {demand:.2} CPUs (runners x deadline/period) \
+            "admission: tick runners may claim {demand:.2} CPUs (runners x deadline/period, at most 1 each) \
              but have {} tick CPU(s): the excess spills over to the other CPUs; more tick CPUs, if the machine has cores to spare (--tick-cpus), keep runners on their homes",
             cpus.len()
         )
@@ -102,7 +103,7 @@ impl Pinner {
                 .iter()
                 .map(|g| GroupHomes {
                     cpus: g.home_cpus.clone(),
-                    share: g.deadline_ns as f64 / g.period_ns as f64,
+                    share: g.cpu_share(),
                     homes: BTreeMap::new(),
                 })
                 .collect(),

@@ -56,7 +56,7 @@ case "$SERVER" in
   openttd)
     source "$ROOT/tests/servers/openttd.sh"
     ottd_available || die "openttd or its map is missing (scripts/setup.sh installs and makes them)"
-    SCENARIO=real-sim GROUP=ottd SPEC="ottd,process=^openttd\$,period=$OTTD_TICK_MS,tick=process"
+    SCENARIO=real-sim GROUP=ottd SPEC="ottd,process=^openttd\$,period=$OTTD_TICK_MS,deadline=$OTTD_DEADLINE_MS,tick=process"
     start_servers() { local i; for i in 1 2; do ottd_start s$i; done
       for i in 1 2; do ottd_wait_ticks s$i 60 240 || die "server s$i logged no ticks in 240 s"; done; }
     mark() { ottd_mark; }

@@ -491,7 +491,7 @@ impl<'a> Sched<'a> {
                     .values()
                     .filter(|r| r.group == g)
                     .count();
-                let share = plan.deadline_ns as f64 / plan.period_ns as f64;
+                let share = plan.cpu_share();
                 (runners, share, self.group_homes[g].as_slice())
             })
             .collect();
