@@ -79,8 +79,11 @@ while ((SECONDS < SOAK_S)); do
     n=$(home_entries)
     ((n > max_entries)) && max_entries=$n
   done
-  wait $world $physics || fail "tickload failed"
-  wait $hogs $fifo || fail "stress-ng failed"
+  # one job per wait: `wait A B` returns B's status only
+  wait $world || fail "tickload (world) failed"
+  wait $physics || fail "tickload (physics) failed"
+  wait $hogs || fail "stress-ng (hogs) failed"
+  wait $fifo || fail "stress-ng (SCHED_FIFO) failed"
   wait $churn || fail "threadchurn failed"
   fifo_s=$((fifo_s + LOAD_S / 2))
   churned=$((churned + $(json_field "$WORK/churn.json" threads)))

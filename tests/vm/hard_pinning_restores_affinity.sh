@@ -14,6 +14,7 @@ start_scx --tick-cpus 1,2
 set +e; "$SCX" --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --pin hard 2>/dev/null; rc=$?; set -e
 ((rc != 0)) || fail "second instance started"
 stop_scx INT
+[[ $SCX_RC -eq 0 ]] || fail "the first instance's exit status $SCX_RC (a second one's failed start must not disturb it)"
 failed=$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)
 [[ "$failed" == "$before" ]] || fail "a failed start changed affinities: $failed"
 start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --pin hard

@@ -19,6 +19,7 @@ run_case() { # name, scx flags...
   busy=$(((b1 - b0) * 100 / (t1 - t0)))
   wait $hogs || fail "$name: stress-ng failed"
   stop_scx INT
+  [[ $SCX_RC -eq 0 ]] || fail "$name: scx_tick exit status $SCX_RC"
   read_totals
   ops=$(awk '/metrc:.* cpu /{print $5}' "$WORK/$name.stress")
   note "$name: tick CPUs busy $busy %; lends=$tot_lends other=$tot_dispatch_other hog bogo-ops=$ops; $(grep total: "$WORK/$name.load")"
