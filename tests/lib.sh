@@ -12,6 +12,16 @@ SCX_PID=""
 
 fail() { echo "FAIL: $*" >&2; dump_scx; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
+# need CMD...: the commands scripts/setup.sh installs; missing, the
+# scenario skips, or fails after setup (scripts/test.sh sets SCX_TICK_SET_UP).
+need() {
+  local c
+  for c in "$@"; do
+    command -v "$c" >/dev/null && continue
+    [[ -n "${SCX_TICK_SET_UP:-}" ]] && fail "$c is missing although scripts/setup.sh ran (it installs it)"
+    skip "$c is missing (scripts/setup.sh installs it)"
+  done
+}
 note() { echo "# $*"; }
 
 dump_scx() {

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/../lib.sh"
 JVM=""
 trap '[[ -n "$JVM" ]] && { kill -9 $JVM 2>/dev/null || true; }; cleanup' EXIT
-command -v java >/dev/null && command -v javac >/dev/null || skip "no JDK (java, javac) on this machine"
+need java javac
 
 # --- install into the guest's writable overlays (/root, /etc), as the README says
 PREFIX=/root/scx

@@ -12,7 +12,7 @@ source "$(dirname "$0")/../lib.sh"
 GUIDE="$ROOT/docs/operating.md"
 trap 'systemctl stop game.service scx_tick.service 2>/dev/null || true; cleanup' EXIT
 [[ "$(readlink /proc/1/exe)" == */systemd ]] || skip "PID 1 is not systemd (boot the guest with scripts/vm.sh --systemd)"
-command -v java >/dev/null && command -v javac >/dev/null || skip "no JDK (java, javac) on this machine"
+need java javac
 
 # the Nth ```sh block of the guide, one command per line
 guide_block() {

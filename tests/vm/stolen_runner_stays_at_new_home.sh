@@ -6,7 +6,7 @@
 # be stolen every tick (~100 steals in 5 s). (Under emulation a vCPU stall
 # can make a runner late and move it once more; a few such moves pass.)
 source "$(dirname "$0")/../lib.sh"
-command -v bpftool >/dev/null || skip "bpftool is needed to force both homes onto one CPU"
+need bpftool # it forces both homes onto one CPU
 CG=$(make_cgroup tick)
 start_scx --tick-cpus 1,2 --tick-cgroup tick
 taskset -c 2 stress-ng --cpu 1 --timeout 9s >/dev/null 2>&1 &
