@@ -29,8 +29,9 @@ die() { echo "[scx_tick] error: $*" >&2; exit 1; }
 
 # One JSON line for a scenario's run into RECORDS: its name, result, seconds,
 # commit and the figures it printed (its "# " lines) and failures.
+# Fails (with a message) when the record cannot be written.
 keep_record() { # NAME RC SECONDS OUTPUT RECORDS COMMIT
-  python3 - "$@" >>"$5" <<'PY' || true
+  python3 - "$@" >>"$5" <<'PY' || { echo "keep_record: could not write $1's record to $5" >&2; return 1; }
 import datetime, json, sys
 name, rc, secs, out, _, commit = sys.argv[1:7]
 lines = open(out, errors="replace").read().splitlines()
@@ -42,6 +43,9 @@ print(json.dumps({
     "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
     "figures": [l[2:] for l in lines if l.startswith("# ")],
     "failures": [l for l in lines if l.startswith("FAIL")],
+    # an emulator fault's retry (scripts/test.sh), and why a scenario skipped
+    "retries": [l for l in lines if l.startswith("RETRY")],
+    "skips": [l for l in lines if l.startswith("SKIP")],
 }))
 PY
 }

@@ -188,7 +188,8 @@ for i in "${!NAMES[@]}"; do
   fi
   wait $! 2>/dev/null # tee has written everything
   record "$name" "$rc" $((SECONDS - t))
-  keep_record "$name" "$rc" $((SECONDS - t)) "$o" "$RECORDS" "$COMMIT"
+  keep_record "$name" "$rc" $((SECONDS - t)) "$o" "$RECORDS" "$COMMIT" ||
+    { FAILED=$((FAILED + 1)); FAILURES+=("$name (its record)"); }
   rm -f "$o"
 done
 
