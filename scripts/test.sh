@@ -15,7 +15,7 @@
 # Every SCX_TICK_* variable set here reaches the guests too.
 # SCX_TICK_RECORDS (default results/test-DATE.jsonl) receives one JSON
 # object per scenario: name, result, seconds, commit and the figures it
-# printed (its "# " lines); docs/records/ keeps the runs the docs cite.
+# printed (its "# " lines); records/tests/ keeps the runs the docs cite.
 #
 # Scenarios: tests/host/*.sh run here, tests/vm/*.sh inside a 4-vCPU
 # sched_ext guest (scripts/vm.sh); a VM scenario tagged "# Modes: bpf,
