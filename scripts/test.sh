@@ -180,16 +180,16 @@ for i in "${!NAMES[@]}"; do
   echo "=== $name"
   o=$(mktemp)
   if [[ $runner == vng && -n "${VNG_CANNOT[${name#vng/}]:-}" ]]; then
-    echo "SKIP: cannot run under virtme-ng: ${VNG_CANNOT[${name#vng/}]}"; rc=77
+    echo "SKIP: cannot run under virtme-ng: ${VNG_CANNOT[${name#vng/}]}" | tee "$o"; rc=77
   elif [[ $runner == host ]]; then
     bash "$f" > >(tee "$o") 2>&1; rc=$?
   else
     run_vm "$f" "$runner" "$mode" > >(tee "$o") 2>&1; rc=$?
   fi
   wait $! 2>/dev/null # tee has written everything
+  # a record that cannot be written fails the scenario
+  keep_record "$name" "$rc" $((SECONDS - t)) "$o" "$RECORDS" "$COMMIT" || rc=1
   record "$name" "$rc" $((SECONDS - t))
-  keep_record "$name" "$rc" $((SECONDS - t)) "$o" "$RECORDS" "$COMMIT" ||
-    { FAILED=$((FAILED + 1)); FAILURES+=("$name (its record)"); }
   rm -f "$o"
 done
 

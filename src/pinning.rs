@@ -25,7 +25,7 @@ const SCAN_EVERY: Duration = Duration::from_millis(200);
 
 struct GroupHomes {
     cpus: Vec<usize>,
-    /// relative deadline / period: the CPU share one runner may claim
+    /// relative deadline / period, at most 1: the CPU share one runner may claim
     share: f64,
     homes: BTreeMap<u32, usize>,
 }

@@ -28,7 +28,9 @@ note "shape: $(for c in 0 1 2 3 4 7; do echo -n "cpu$c $(where $c) smt $(cat /sy
 
 CG=$(make_cgroup tick)
 LOAD=(-n 4 --period-ms 50 --work-ms 5 --duration-s 6 --cgroup "$CG" --json)
-stress-ng --cpu 8 --timeout 120s >/dev/null 2>&1 &
+# the hogs outlive the 3 rounds however slow scx_tick's loads are; ended after
+stress-ng --cpu 8 --timeout 600s >/dev/null 2>&1 &
+HOGS=$!
 for r in 1 2 3; do
   "$TICKLOAD" "${LOAD[@]}" >"$WORK/eevdf-$r.json" || fail "tickload under EEVDF failed (round $r)"
   start_scx --tick-cgroup tick
@@ -37,6 +39,7 @@ for r in 1 2 3; do
   [[ $SCX_RC -eq 0 ]] || fail "scx_tick exit status $SCX_RC (round $r)"
   grep "scx_tick summary:" "$WORK/scx.out" | sed "s/^/# round $r: /"
 done
+kill "$HOGS" 2>/dev/null || true
 tick_cpus=$(sed -n 's/^scx_tick: tick CPUs: \[\(.*\)\]$/\1/p' "$WORK/scx.err" | head -1 | tr -d ' ')
 note "tick CPUs: $tick_cpus"
 
