@@ -56,8 +56,14 @@ enum tick_consts {
 	NR_HIST_BUCKETS = 256,
 	/* deadline hint slots per tick group: 512 x 8 bytes, one page */
 	MAX_HINT_SLOTS = 512,
-	/* a hint further ahead than this many periods is absurd and ignored */
-	HINT_MAX_AHEAD_PERIODS = 4,
+	/* the longest relative deadline, in periods (a server that catches up) */
+	MAX_DEADLINE_PERIODS = 4,
+	/*
+	 * a hint further ahead than this many periods is absurd and ignored:
+	 * the longest deadline plus the sleep to the tick it is for, and one
+	 * period of slack
+	 */
+	HINT_MAX_AHEAD_PERIODS = MAX_DEADLINE_PERIODS + 2,
 	/* processes whose tick is tracked at once (tick = "process" groups) */
 	MAX_PROC_TICKS = 8192,
 };

@@ -22,7 +22,7 @@ const MIN_PERIOD_MS: f64 = 1.0;
 /// A deadline may be this many periods long: a server that catches up on
 /// late ticks (runs them back to back) keeps its game on time while a tick
 /// ends up to its catch-up allowance late; past a few ticks it is behind.
-const MAX_DEADLINE_PERIODS: f64 = 4.0;
+const MAX_DEADLINE_PERIODS: f64 = crate::bpf::intf::tick_consts_MAX_DEADLINE_PERIODS as f64;
 /// CPU ids at or above this cannot exist (the BPF side's MAX_CPUS); checked
 /// while parsing so that a range like `0-99999999999` is refused, not allocated.
 const CPU_ID_LIMIT: usize = crate::bpf::intf::tick_consts_MAX_CPUS as usize;
