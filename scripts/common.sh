@@ -110,6 +110,18 @@ hog_ticks() {
   echo $sum
 }
 
+# measure_window MARK: SECS seconds between two MARK calls (a real server's
+# counters, scripts/common.sh's mark_counts). Sets WIN_FROM and WIN_TO (the
+# marks), WIN_HOGS (the hogs' CPU time, in clock ticks) and WIN_NS (the
+# window's length) over the same window: the marks take seconds in a loaded
+# guest, so the hogs' CPUs divide by it, not by SECS.
+measure_window() {
+  local t0 h0
+  t0=$(date +%s%N); h0=$(hog_ticks)
+  WIN_FROM=$("$1"); sleep "$SECS"; WIN_TO=$("$1")
+  WIN_HOGS=$(($(hog_ticks) - h0)) WIN_NS=$(($(date +%s%N) - t0))
+}
+
 # SCHED_FIFO at PRIORITY for every thread of the processes PID... (0: back
 # to SCHED_OTHER), as chrt -f would: the real servers' practical limit
 threads_fifo() {

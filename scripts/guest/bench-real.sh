@@ -88,15 +88,14 @@ start_sched() { # SCHEDULER: 0 when it runs (or is the kernel's), 1 skipped (SKI
   fi
 }
 cell() { # SCHEDULER ROUND: measure SECS seconds, print the record
-  local s=$1 round=$2 h0 h1 t0 t1 from to r rates
+  local s=$1 round=$2 r rates
   [[ $s == scx_tick ]] || rm -f "$WORK/scx.jsonl"
   sleep 2
-  # the hogs' CPUs over the window they were measured in (the marks too)
-  t0=$(date +%s%N); h0=$(hog_ticks); from=$(mark); sleep "$SECS"; to=$(mark); h1=$(hog_ticks); t1=$(date +%s%N)
-  r=$(late "$from" "$to")
+  measure_window mark
+  r=$(late "$WIN_FROM" "$WIN_TO")
   # scx_tick's own ticks/s and misses/s over the cell ("-" for the others)
   rates=$([[ -s $WORK/scx.jsonl ]] && group_rates "$WORK/scx.jsonl" "$GROUP" 2>/dev/null || echo "- -")
-  python3 - "$SERVER" "$SCENARIO" "$s" "$round" "$VCPUS" "$(((t1 - t0) / 1000000))" "$((h1 - h0))" $rates $r <<'PY'
+  python3 - "$SERVER" "$SCENARIO" "$s" "$round" "$VCPUS" "$((WIN_NS / 1000000))" "$WIN_HOGS" $rates $r <<'PY'
 import json, sys
 server, scen, s, rnd, vcpus, window_ms, hog, tps, mps = sys.argv[1:10]
 rec = {"scenario": scen, "scheduler": s, "round": int(rnd), "vcpus": int(vcpus),

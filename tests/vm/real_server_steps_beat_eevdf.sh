@@ -25,13 +25,12 @@ for i in 1 2 3 4; do mt_start s$i 12 $STEP_MS; done
 for i in 1 2 3 4; do mt_wait_steps s$i 40 180 || fail "server s$i logged no steps in 180 s"; done
 
 phase() { # NAME: SECS seconds, then the servers' steps and late steps
-  local from to r h0 h1 t0 t1
-  # the hogs' CPUs over the window they were measured in (the marks too)
-  t0=$(date +%s%N); h0=$(hog_ticks); from=$(mt_mark); sleep "$SECS"; to=$(mt_mark); h1=$(hog_ticks); t1=$(date +%s%N)
-  r=$(mt_late "$from" "$to" $STEP_MS)
+  local r
+  measure_window mt_mark
+  r=$(mt_late "$WIN_FROM" "$WIN_TO" $STEP_MS)
   set -- "$1" $r
-  eval "${1}_steps=$2 ${1}_late=$3 ${1}_hogs=$(((h1 - h0) * 1000000000 / (t1 - t0)))"
-  note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(calc "$((h1 - h0)) / 100 / (($t1 - $t0) / 1e9)" 2) CPUs"
+  eval "${1}_steps=$2 ${1}_late=$3 ${1}_hogs=$((WIN_HOGS * 1000000000 / WIN_NS))"
+  note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(calc "$WIN_HOGS / 100 / ($WIN_NS / 1e9)" 2) CPUs"
 }
 phase idle
 stress-ng --cpu 8 --timeout 300s >/dev/null 2>&1 &

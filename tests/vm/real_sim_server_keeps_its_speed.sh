@@ -25,13 +25,12 @@ for i in 1 2; do ottd_start s$i; done
 for i in 1 2; do ottd_wait_ticks s$i 60 240 || fail "server s$i logged no ticks in 240 s: $(tail -3 "$WORK/ottd-s$i/ticks.log")"; done
 
 phase() { # NAME: SECS seconds, then the servers' ticks due, run and late
-  local from to r h0 h1 t0 t1
-  # the hogs' CPUs over the window they were measured in (the marks too)
-  t0=$(date +%s%N); h0=$(hog_ticks); from=$(ottd_mark); sleep "$SECS"; to=$(ottd_mark); h1=$(hog_ticks); t1=$(date +%s%N)
-  r=$(ottd_late "$from" "$to")
+  local r
+  measure_window ottd_mark
+  r=$(ottd_late "$WIN_FROM" "$WIN_TO")
   set -- "$1" $r
-  eval "${1}_due=$2 ${1}_run=$3 ${1}_late=$4 ${1}_behind=$6 ${1}_hogs=$(((h1 - h0) * 1000000000 / (t1 - t0)))"
-  note "$1 (at ${SECONDS} s): ran $3 of $2 ticks due (lost $(pct $(($2 > $3 ? $2 - $3 : 0)) "$2") %), $4 late ($(pct "$4" "$3") %), $6 behind schedule ($(pct "$6" "$3") %) in $5 s per server; the hogs ran $(calc "$((h1 - h0)) / 100 / (($t1 - $t0) / 1e9)" 2) CPUs"
+  eval "${1}_due=$2 ${1}_run=$3 ${1}_late=$4 ${1}_behind=$6 ${1}_hogs=$((WIN_HOGS * 1000000000 / WIN_NS))"
+  note "$1 (at ${SECONDS} s): ran $3 of $2 ticks due (lost $(pct $(($2 > $3 ? $2 - $3 : 0)) "$2") %), $4 late ($(pct "$4" "$3") %), $6 behind schedule ($(pct "$6" "$3") %) in $5 s per server; the hogs ran $(calc "$WIN_HOGS / 100 / ($WIN_NS / 1e9)" 2) CPUs"
 }
 lost() { eval "echo \$(( ${1}_due > ${1}_run ? ${1}_due - ${1}_run : 0 ))"; }
 phase idle
