@@ -7,27 +7,39 @@ fn git(args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// The test-only breakages bpf/breakages.h knows.
-const BREAKAGES: [&str; 18] = [
-    "fifo",
-    "nosteal",
-    "steal-early",
-    "nolend",
-    "nomiss",
-    "stall",
-    "selfkick",
-    "noparked",
-    "hometurn",
-    "nicestall",
-    "nospill",
-    "waketicks",
-    "notickreplenish",
-    "threadticks",
-    "noinherit",
-    "nodemote",
-    "nosteps",
-    "sharecharge",
-];
+/// The `-D` name of breakage `name`: upper case, `-` as `_`.
+fn break_define(name: &str) -> String {
+    format!("SCX_TICK_BREAK_{}", name.to_uppercase().replace('-', "_"))
+}
+
+/// The test-only breakages, read from their one declaration, bpf/breakages.h:
+/// each `#define SCX_TICK_BREAK_<NAME> 0 /* <name>: what it breaks */`.
+fn breakages() -> Vec<String> {
+    let path = "bpf/breakages.h";
+    let header = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let blocks = header
+        .lines()
+        .filter(|l| l.starts_with("#ifndef SCX_TICK_BREAK_"))
+        .count();
+    let names: Vec<String> = header
+        .lines()
+        .filter(|l| l.starts_with("#define SCX_TICK_BREAK_"))
+        .map(|l| {
+            l.split_once(" 0 /* ")
+                .and_then(|(_, c)| c.split_once(':'))
+                .map(|(n, _)| n.to_string())
+                .filter(|n| l.starts_with(&format!("#define {} 0 ", break_define(n))))
+                .unwrap_or_else(|| panic!("{path}: not in its one form: {l}"))
+        })
+        .collect();
+    if names.len() != blocks {
+        panic!(
+            "{path}: {blocks} #ifndef blocks, {} breakages in their one form",
+            names.len()
+        );
+    }
+    names
+}
 
 fn main() {
     // The commit for `--version`, "-dirty" when tracked files differ from
@@ -57,18 +69,19 @@ fn main() {
         println!("cargo:rerun-if-changed={path}");
     }
 
+    // scx_cargo reruns this for every bpf/*.[hc]: main.bpf.c and the files it includes.
     let mut bpf = scx_cargo::BpfBuilder::new().unwrap();
     bpf.enable_intf("bpf/intf.h", "bpf_intf.rs")
         .enable_skel("bpf/main.bpf.c", "bpf");
     // Tests only: a deliberately broken policy (bpf/breakages.h, scripts/mutants.sh).
     println!("cargo:rerun-if-env-changed=SCX_TICK_BREAK");
     println!("cargo:rerun-if-changed=bpf/breakages.h");
+    let allowed = breakages();
     if let Ok(name) = std::env::var("SCX_TICK_BREAK") {
-        if !BREAKAGES.contains(&name.as_str()) {
-            panic!("SCX_TICK_BREAK={name}: allowed: {}", BREAKAGES.join(", "));
+        if !allowed.contains(&name) {
+            panic!("SCX_TICK_BREAK={name}: allowed: {}", allowed.join(", "));
         }
-        let define = name.to_uppercase().replace('-', "_");
-        bpf.add_cflag(&format!("-DSCX_TICK_BREAK_{define}=1"));
+        bpf.add_cflag(&format!("-D{}=1", break_define(&name)));
         println!("cargo:warning=scx_tick built with the test-only breakage {name}");
     }
     bpf.build().unwrap();

@@ -2,75 +2,72 @@
 /*
  * Deliberate breakages, for the test suite's proof only: scripts/mutants.sh
  * builds scx_tick with SCX_TICK_BREAK=<name> (build.rs turns it into
- * -DSCX_TICK_BREAK_<NAME>=1) and checks that the scenarios named after the
- * feature fail. A normal build has every one 0, and clang drops the code.
+ * -DSCX_TICK_BREAK_<NAME>=1) and checks that the scenarios that name it in
+ * their "# Catches:" line fail. A normal build has every one 0, and clang
+ * drops the code.
+ *
+ * This is the one list of them: build.rs and scripts/mutants.sh read the
+ * names from here, so each is declared in exactly one form, in the order
+ * mutants.sh runs them: an #ifndef SCX_TICK_BREAK_<NAME> block whose
+ * #define of it to 0 ends in the comment "<name>: what it breaks" (<NAME>
+ * is <name> upper case, '-' as '_').
  */
 #ifndef __SCX_TICK_BREAKAGES_H
 #define __SCX_TICK_BREAKAGES_H
 
 #ifndef SCX_TICK_BREAK_FIFO
-#define SCX_TICK_BREAK_FIFO 0        /* runners queued in wake order, not by deadline */
+#define SCX_TICK_BREAK_FIFO 0 /* fifo: runners queued in wake order, not by deadline */
 #endif
 #ifndef SCX_TICK_BREAK_NOSTEAL
-#define SCX_TICK_BREAK_NOSTEAL 0     /* no CPU ever takes another's runner */
+#define SCX_TICK_BREAK_NOSTEAL 0 /* nosteal: no CPU ever takes another's runner */
 #endif
 #ifndef SCX_TICK_BREAK_STEAL_EARLY
-#define SCX_TICK_BREAK_STEAL_EARLY 0 /* every queued runner is stealable, threshold ignored */
+#define SCX_TICK_BREAK_STEAL_EARLY 0 /* steal-early: every queued runner is stealable, threshold ignored */
 #endif
 #ifndef SCX_TICK_BREAK_NOLEND
-#define SCX_TICK_BREAK_NOLEND 0      /* tick CPUs never lent to other work */
+#define SCX_TICK_BREAK_NOLEND 0 /* nolend: tick CPUs never lent to other work */
 #endif
 #ifndef SCX_TICK_BREAK_NOMISS
-#define SCX_TICK_BREAK_NOMISS 0      /* deadline misses never counted */
+#define SCX_TICK_BREAK_NOMISS 0 /* nomiss: deadline misses never counted */
 #endif
 #ifndef SCX_TICK_BREAK_STALL
-#define SCX_TICK_BREAK_STALL 0       /* tasks allowed only on tick CPUs wait in the shared queue */
+#define SCX_TICK_BREAK_STALL 0 /* stall: tasks allowed only on tick CPUs wait in the shared queue */
 #endif
 #ifndef SCX_TICK_BREAK_SELFKICK
-#define SCX_TICK_BREAK_SELFKICK 0    /* a runner re-queued on the shared queue kicks the CPU that re-queued it */
+#define SCX_TICK_BREAK_SELFKICK 0 /* selfkick: a runner re-queued on the shared queue kicks the CPU that re-queued it */
 #endif
 #ifndef SCX_TICK_BREAK_NOPARKED
-#define SCX_TICK_BREAK_NOPARKED 0    /* a runner parked behind another on a CPU gets no turn */
+#define SCX_TICK_BREAK_NOPARKED 0 /* noparked: a runner parked behind another on a CPU gets no turn */
 #endif
-
 #ifndef SCX_TICK_BREAK_HOMETURN
-#define SCX_TICK_BREAK_HOMETURN 0    /* a runner spilled to a non-tick CPU takes turns with its home's queue */
+#define SCX_TICK_BREAK_HOMETURN 0 /* hometurn: a runner spilled to a non-tick CPU takes turns with its home's queue */
 #endif
-
-#ifndef SCX_TICK_BREAK_NOSPILL
-#define SCX_TICK_BREAK_NOSPILL 0     /* runners never run on a non-tick CPU (no spill-over) */
-#endif
-
 #ifndef SCX_TICK_BREAK_NICESTALL
-#define SCX_TICK_BREAK_NICESTALL 0   /* a low-weight task's fair-queue debt is not capped */
+#define SCX_TICK_BREAK_NICESTALL 0 /* nicestall: a low-weight task's fair-queue debt is not capped */
 #endif
-
+#ifndef SCX_TICK_BREAK_NOSPILL
+#define SCX_TICK_BREAK_NOSPILL 0 /* nospill: runners never run on a non-tick CPU (no spill-over) */
+#endif
 #ifndef SCX_TICK_BREAK_WAKETICKS
-#define SCX_TICK_BREAK_WAKETICKS 0   /* every wake-up starts a tick: no identity from the period grid */
+#define SCX_TICK_BREAK_WAKETICKS 0 /* waketicks: every wake-up starts a tick: no identity from the period grid */
 #endif
-
 #ifndef SCX_TICK_BREAK_NOTICKREPLENISH
-#define SCX_TICK_BREAK_NOTICKREPLENISH 0 /* a runner alone on its CPU past its deadline starts no next tick */
+#define SCX_TICK_BREAK_NOTICKREPLENISH 0 /* notickreplenish: a runner alone on its CPU past its deadline starts no next tick */
 #endif
-
 #ifndef SCX_TICK_BREAK_THREADTICKS
-#define SCX_TICK_BREAK_THREADTICKS 0 /* tick = "process" ignored: each thread has its own ticks */
+#define SCX_TICK_BREAK_THREADTICKS 0 /* threadticks: tick = "process" ignored: each thread has its own ticks */
 #endif
-
 #ifndef SCX_TICK_BREAK_NOINHERIT
-#define SCX_TICK_BREAK_NOINHERIT 0   /* a thread joining its process's tick keeps its own deadline (wake-up + deadline) */
+#define SCX_TICK_BREAK_NOINHERIT 0 /* noinherit: a thread joining its process's tick keeps its own deadline (wake-up + deadline) */
 #endif
-
 #ifndef SCX_TICK_BREAK_NODEMOTE
-#define SCX_TICK_BREAK_NODEMOTE 0    /* overrun work (past a missed deadline) keeps its replenished key, level with on-time ticks */
+#define SCX_TICK_BREAK_NODEMOTE 0 /* nodemote: overrun work (past a missed deadline) keeps its replenished key, level with on-time ticks */
 #endif
-
 #ifndef SCX_TICK_BREAK_NOSTEPS
-#define SCX_TICK_BREAK_NOSTEPS 0     /* a process's wake-up after a quiet spell is no step: the grid alone decides */
+#define SCX_TICK_BREAK_NOSTEPS 0 /* nosteps: a process's wake-up after a quiet spell is no step: the grid alone decides */
 #endif
-
 #ifndef SCX_TICK_BREAK_SHARECHARGE
-#define SCX_TICK_BREAK_SHARECHARGE 0 /* a task given an owed share pays only for the time it ran */
+#define SCX_TICK_BREAK_SHARECHARGE 0 /* sharecharge: a task given an owed share pays only for the time it ran */
 #endif
 
 #endif /* __SCX_TICK_BREAKAGES_H */

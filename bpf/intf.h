@@ -85,7 +85,8 @@ struct cpu_stats {
  * Per tick group, per CPU. Histogram bucket b < HIST_SUB counts values in
  * [b, b + 1) us; above, bucket HIST_SUB + (e - HIST_SUB_BITS) * HIST_SUB + s
  * counts [(HIST_SUB + s) << (e - HIST_SUB_BITS), (HIST_SUB + s + 1) << (e -
- * HIST_SUB_BITS)) us; the last bucket is open. (src/stats.rs: bucket_of.)
+ * HIST_SUB_BITS)) us; the last bucket is open. (src/model/histogram.rs:
+ * bucket_of.)
  */
 struct group_stats {
 	u64 ticks;
@@ -118,7 +119,7 @@ struct miss_event {
  * Test-only decision trace (scx_tick --trace-decisions FILE): one poll of a
  * CPU for a runner, its inputs and its pick, one check of ops.tick
  * whether the running runner yields, or one runner's wake-up and the tick
- * it belongs to, replayed through the model (src/trace.rs: dispatch::poll,
+ * it belongs to, replayed through the model (src/model/trace.rs: dispatch::poll,
  * dispatch::poll_spill, dispatch::yields, dispatch::wake).
  */
 enum trace_kind {

@@ -5,38 +5,43 @@
 # Not part of scripts/test.sh (about 30 minutes); rebuilds the normal
 # scx_tick at the end, also when interrupted.
 #
-#   scripts/mutants.sh              every breakage
+#   scripts/mutants.sh              every breakage a scenario catches
 #   scripts/mutants.sh nomiss fifo  only these
+#   scripts/mutants.sh --list       each breakage and its scenarios; builds nothing
+#
+# The breakages are bpf/breakages.h's, in its order; the scenarios that must
+# fail with one name it in a "# Catches: NAME..." line of their header.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/common.sh
 
-# breakage -> the scenarios that must fail with it (the one named after the
-# feature first)
-declare -A MUST=(
-  [fifo]="vm/deadline_hints_order_ticks"
-  [nosteal]="vm/steals_only_past_threshold vm/stolen_runner_stays_at_new_home vm/bpf_decisions_match_the_model"
-  [steal-early]="vm/steals_only_past_threshold vm/bpf_decisions_match_the_model"
-  [nolend]="vm/mid_tick_lending"
-  [nomiss]="vm/stats_match_the_workload vm/stats_follow_the_period_grid"
-  [stall]="vm/never_stalls_pinned_tasks"
-  [selfkick]="vm/overload_causes_no_dispatch_storm"
-  [noparked]="vm/bpf_decisions_match_the_model"
-  [hometurn]="vm/bpf_decisions_match_the_model"
-  [nicestall]="vm/niced_work_is_not_starved"
-  [nospill]="vm/heavy_runners_use_idle_cpus vm/non_tick_cpu_takes_late_runner"
-  [waketicks]="vm/stats_follow_the_period_grid vm/bpf_decisions_match_the_model"
-  [notickreplenish]="vm/stats_follow_the_period_grid"
-  [threadticks]="vm/stats_follow_the_period_grid"
-  [noinherit]="vm/helpers_inherit_the_tick_deadline"
-  [nodemote]="vm/overloaded_server_spares_its_neighbour"
-  [nosteps]="vm/stats_follow_the_period_grid"
-)
-ORDER=(fifo nosteal steal-early nolend nomiss stall selfkick noparked hometurn nicestall nospill
-  waketicks notickreplenish threadticks noinherit nodemote nosteps)
+# The breakages, from their one declaration (#define SCX_TICK_BREAK_X 0 /* name: ... */).
+mapfile -t ALL < <(sed -n 's|^#define SCX_TICK_BREAK_[A-Z_]* 0 /\* \([a-z-]*\): .*|\1|p' bpf/breakages.h)
+((${#ALL[@]})) || die "no breakage found in bpf/breakages.h"
+known() { [[ " ${ALL[*]} " == *" $1 "* ]]; }
+# breakage -> the scenarios that must fail with it, in file name order
+declare -A MUST=()
+while IFS=: read -r f line; do
+  s=${f#tests/} && s=${s%.sh}
+  for b in ${line#"# Catches:"}; do
+    known "$b" || die "$f: catches $b, not a breakage of bpf/breakages.h (${ALL[*]})"
+    MUST[$b]+="${MUST[$b]:+ }$s"
+  done
+done < <(grep -H '^# Catches:' tests/*/*.sh | LC_ALL=C sort)
+if [[ "${1:-}" == --list ]]; then
+  for b in "${ALL[@]}"; do echo "$b: ${MUST[$b]:-none}"; done
+  exit 0
+fi
+ORDER=()
+for b in "${ALL[@]}"; do
+  if [[ -n "${MUST[$b]:-}" ]]; then ORDER+=("$b"); elif [[ $# -eq 0 ]]; then log "breakage $b: no scenario catches it, not run"; fi
+done
 [[ $# -gt 0 ]] && ORDER=("$@")
-for b in "${ORDER[@]}"; do [[ -n "${MUST[$b]:-}" ]] || die "unknown breakage $b (allowed: ${!MUST[*]})"; done
+for b in "${ORDER[@]}"; do
+  known "$b" || die "unknown breakage $b (allowed: ${ALL[*]})"
+  [[ -n "${MUST[$b]:-}" ]] || die "no scenario catches $b (none has a \"# Catches: $b\" line)"
+done
 
 build() { cargo build --release --locked --workspace -q >/tmp/scx_tick-mutant-build.log 2>&1 || { tail -20 /tmp/scx_tick-mutant-build.log; return 1; }; }
 trap 'log "rebuilding the normal scx_tick"; unset SCX_TICK_BREAK; build' EXIT

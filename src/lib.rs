@@ -1,6 +1,9 @@
 //! scx_tick: a sched_ext scheduler for tick-driven servers.
 //!
-//! One module per concern; `main.rs` only parses arguments and wires them.
+//! One module per concern, in layers that import only from the layers
+//! below: [`commands`] (the subcommands that load nothing) over [`run`]
+//! (the scheduler running) over [`config`] and [`output`], over [`model`]
+//! and [`bpf`]. `main.rs` only parses arguments and wires them.
 
 /// The version with the git commit it was built from ("-dirty": with
 /// uncommitted changes) and, as scx schedulers print it, the target triple
@@ -18,25 +21,11 @@ pub fn version() -> &'static str {
 }
 
 pub mod bpf;
-pub mod cgroup;
-pub mod cli;
+pub mod commands;
 pub mod config;
-#[cfg(test)]
-mod config_fuzz;
-pub mod dispatch;
-pub mod hints;
-pub mod loader;
-pub mod matching;
-pub mod membership;
-pub mod pinning;
-pub mod report;
-pub mod startup;
-pub mod stats;
-pub mod suggest;
-pub mod tagging;
-pub mod topology;
-pub mod trace;
-pub mod userspace;
+pub mod model;
+pub mod output;
+pub mod run;
 
 #[cfg(test)]
 mod tests {

@@ -3,18 +3,21 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use scx_tick::{cli, loader, matching, report, startup, suggest, tagging, userspace};
+use scx_tick::commands::{check_config, matching, monitor, suggest, tagging, topology};
+use scx_tick::config::cli;
+use scx_tick::output::stats_server;
+use scx_tick::run::{loader, userspace};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     cli::init_logging(cli.run.verbose);
     let result = match &cli.command {
-        None if cli.run.help_stats => report::describe_stats(&mut std::io::stdout()),
+        None if cli.run.help_stats => stats_server::describe_stats(&mut std::io::stdout()),
         None if cli.run.userspace => userspace::exec(),
-        None if cli.run.monitor.is_some() => startup::monitor(&cli.run),
+        None if cli.run.monitor.is_some() => monitor::run(&cli.run),
         None => loader::run(&cli.run),
-        Some(cli::Command::Topology(args)) => startup::topology(args),
-        Some(cli::Command::CheckConfig(args)) => startup::check_config(args),
+        Some(cli::Command::Topology(args)) => topology::run(args),
+        Some(cli::Command::CheckConfig(args)) => check_config::run(args),
         Some(cli::Command::Tag(args)) => tagging::tag(args),
         Some(cli::Command::Untag(args)) => tagging::untag(args),
         Some(cli::Command::Suggest(args)) => suggest::run(args),

@@ -44,10 +44,20 @@ WATCHDOG_ARGS=()
 [[ "${SCX_TICK_MODE:-}" == userspace ]] || WATCHDOG_ARGS=(--watchdog-ms "${SCX_TICK_WATCHDOG_MS:-5000}")
 
 # Start scx_tick in the background with the given flags; wait until enabled.
+# Its machine output (--stats-json; the scenario's own file if it names
+# one) is in $STATS_JSON: the statistics the scenarios read (read_totals,
+# group_stat); the human summary in scx.out is for the record only.
 start_scx() {
-  local wd=("${WATCHDOG_ARGS[@]}")
+  local wd=("${WATCHDOG_ARGS[@]}") js=() a prev=""
   [[ " $* " == *" --watchdog-ms "* ]] && wd=()
-  "$SCX" "${MODE_ARGS[@]}" "${wd[@]}" "$@" >"$WORK/scx.out" 2>"$WORK/scx.err" &
+  STATS_JSON="$WORK/scx.jsonl"
+  for a in "$@"; do
+    [[ "$prev" == --stats-json ]] && STATS_JSON=$a
+    prev=$a
+  done
+  [[ "$STATS_JSON" == - ]] && STATS_JSON="$WORK/scx.out"
+  [[ " $* " == *" --stats-json "* ]] || js=(--stats-json "$STATS_JSON" --stats-json-no-histograms)
+  "$SCX" "${MODE_ARGS[@]}" "${wd[@]}" "${js[@]}" "$@" >"$WORK/scx.out" 2>"$WORK/scx.err" &
   SCX_PID=$!
   local rc=0
   wait_sched_state enabled 120 "$SCX_PID" || rc=$?
@@ -77,13 +87,39 @@ reattached() {
   fail "no re-attach #$n after hotplug (state $(sched_state))"
 }
 
-# scx_tick's exit totals as shell variables: tot_ticks, tot_misses, ...
+# scx_tick's exit totals as shell variables: tot_ticks, tot_misses,
+# tot_dispatch_stolen, ... from the last --stats-json line, the one scx_tick
+# writes as it exits (`"sample": "exit"`): its machine-wide counters, and
+# the tick groups' counters summed over the groups.
 read_totals() {
-  local line
-  line=$(grep '^scx_tick totals:' "$WORK/scx.out" | tail -1) || fail "no totals line in scx_tick output"
-  for kv in ${line#scx_tick totals: }; do
-    eval "tot_${kv%%=*}=${kv#*=}"
-  done
+  local vars
+  vars=$(python3 - "$STATS_JSON" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+last = json.loads(lines[-1]) if lines else {}
+if last.get("sample") != "exit":
+    sys.exit("no exit line (sample: exit) in " + sys.argv[1])
+tot = {k: v for k, v in last.items() if type(v) is int}
+for g in last["groups"].values():
+    for k, v in g.items():
+        if type(v) is int and k not in last:
+            tot[k] = tot.get(k, 0) + v
+for k, v in tot.items():
+    print(f"tot_{k}={v}")
+PY
+) || fail "no exit totals in scx_tick's --stats-json ($STATS_JSON)"
+  eval "$vars"
+}
+
+# A tick group's statistic on scx_tick's exit line: group_stat GROUP KEY
+# (the --stats-json field names; scx_tick --help-stats lists them).
+group_stat() {
+  python3 - "$STATS_JSON" "$1" "$2" <<'PY' || fail "no statistic $2 of group $1 on scx_tick's exit line ($STATS_JSON)"
+import json, sys
+last = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert last.get("sample") == "exit", "the last line is not the exit line"
+print(last["groups"][sys.argv[2]][sys.argv[3]])
+PY
 }
 
 # Arithmetic for the scenarios' notes: calc EXPR [DIGITS] (awk's), and
@@ -123,9 +159,8 @@ cd "$WORK"
 check_heavy_light_misses() {
   grep "scx_tick summary:" "$WORK/scx.out" | sed 's/^/# /'
   local scx_heavy scx_light own_heavy own_light own_light_ticks
-  field() { grep "scx_tick summary: $1:" "$WORK/scx.out" | sed -E "s/.* $2 ([0-9]+).*/\1/"; }
-  scx_heavy=$(field heavy misses)
-  scx_light=$(field light misses)
+  scx_heavy=$(group_stat heavy misses)
+  scx_light=$(group_stat light misses)
   own_heavy=$(json_field "$WORK/heavy.json" misses)
   own_light=$(json_field "$WORK/light.json" misses)
   note "heavy: scx_tick ${MODE_ARGS[*]} $scx_heavy misses, tickload $own_heavy; light: scx_tick $scx_light, tickload $own_light"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The BPF policy decides what its model (src/dispatch.rs) says: under load
+# The BPF policy decides what its model (src/model/dispatch.rs) says: under load
 # (runners homed on one tick CPU, CPU hogs everywhere, so runners wait,
 # are stolen and spill over), scx_tick --trace-decisions records every
 # poll of a CPU for a runner, its inputs and its pick, and every check of
@@ -12,6 +12,7 @@
 # The replay can fail: the same traces through a model that steals without
 # waiting for the threshold, that gives a parked runner no turn, or that
 # starts a tick at every wake-up, disagree.
+# Catches: nosteal steal-early noparked hometurn waketicks
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 

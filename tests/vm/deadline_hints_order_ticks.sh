@@ -4,6 +4,7 @@
 # group deadline) and is served first with hints (the C client example);
 # stale and absurd hints are ignored; a process outside the tick group, or
 # not owning it, cannot register.
+# Catches: fifo
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup hint)
 RUNNER="$WORK/hint_runner"
@@ -58,10 +59,9 @@ grep -q "may not write deadline hints" "$WORK/nobody.err" || fail "no clear refu
 
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
-summary=$(grep "scx_tick summary: hint:" "$WORK/scx.out") || fail "no summary"
-note "$summary"
-used=$(sed -E 's/.* hints ([0-9]+) .*/\1/' <<<"$summary")
-ignored=$(sed -E 's/.* \(ignored ([0-9]+)\).*/\1/' <<<"$summary")
+grep "scx_tick summary: hint:" "$WORK/scx.out" | sed 's/^/# /'
+used=$(group_stat hint hints_used)
+ignored=$(group_stat hint hints_ignored)
 ((used > 0)) || fail "no tick used a hint"
 ((ignored >= 40)) || fail "only $ignored wrong hints ignored (2 runners x 2 s x 20 TPS sent them)"
 check_dmesg_clean

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # When the kernel ejects scx_tick (here: SysRq-S, "disable sched_ext", which
 # any admin can press), scx_tick notices by itself, says why, prints its
-# exit summary and totals with the ticks it counted, and leaves sched_ext
-# disabled and the runners back in the default scheduler.
+# exit summary and totals with the ticks it counted (and the same in its
+# --stats-json exit line), and leaves sched_ext disabled and the runners
+# back in the default scheduler.
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 start_scx --tick-cpus 1,2 --tick-cgroup tick
@@ -27,6 +28,9 @@ grep -q "^scx_tick totals:" "$WORK/scx.out" "$WORK/scx.err" || fail "no totals l
 ticks=$(sed -E 's/.* ticks ([0-9]+) .*/\1/' <<<"$summary")
 # about 3 s of 2 runners at 20 ticks/s ran under scx_tick before the ejection
 ((ticks >= 60)) || fail "the summary counts $ticks ticks; the runners ticked ~120 times under scx_tick"
+# the machine output ends with its exit line too, with the same count
+json_ticks=$(group_stat tick ticks)
+((json_ticks == ticks)) || fail "--stats-json's exit line counts $json_ticks ticks, the summary $ticks"
 [[ "$(sched_state)" == disabled ]] || fail "sched_ext is $(sched_state) after the ejection"
 # like every scx scheduler, an ejection is an error exit (README: exit status)
 ((rc == 1)) || fail "scx_tick exited $rc after the kernel ejected it (expected 1)"

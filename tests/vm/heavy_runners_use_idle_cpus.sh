@@ -8,6 +8,7 @@
 # 50, where EEVDF's time slicing ends all near 30 ms; see
 # docs/benchmarks.md), and emulation adds noise. The same load with the
 # defaults (3 tick CPUs here) is held to the same bound.
+# Catches: nospill
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 6 --period-ms 50 --work-ms 20 --duration-s 10 --cgroup "$CG" --json)

@@ -13,6 +13,7 @@
 # work ended past the tick's deadline; measured 0.39-0.50 x over four
 # loads, results/x sweep), and the other misses at least 10 % (else the
 # load did not make the order matter).
+# Catches: noinherit
 source "$(dirname "$0")/../lib.sh"
 INHERIT=$(make_cgroup inherit)
 OWN=$(make_cgroup own)

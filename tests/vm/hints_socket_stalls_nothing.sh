@@ -72,7 +72,7 @@ t1=$(date +%s%N)
 note "SIGINT to exit: $(((t1 - t0) / 1000000)) ms"
 (((t1 - t0) < 5000000000)) || fail "stopping took $(((t1 - t0) / 1000000)) ms"
 grep "scx_tick summary: hint" "$WORK/scx.out" | sed 's/^/# /'
-grep -q "summary: hint: .*hints [1-9]" "$WORK/scx.out" || fail "the hints were not used"
+(($(group_stat hint hints_used) > 0)) || fail "the hints were not used"
 python3 - "$WORK/stats.jsonl" <<'PY' || fail "the statistics stalled during the attack"
 import json, sys
 t = [json.loads(l)["uptime_s"] for l in open(sys.argv[1]) if l.strip()]

@@ -2,6 +2,7 @@
 # While runners sleep, tick CPUs run other work (mid-tick tasks) unless
 # --no-mid-tick; either way the hogs outside the group keep running. Seen
 # from the CPUs' side: how busy the tick CPUs were (/proc/stat).
+# Catches: nolend
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 2 --period-ms 50 --work-ms 2 --duration-s 8 --cgroup "$CG")

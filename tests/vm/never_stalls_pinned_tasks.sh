@@ -5,6 +5,7 @@
 # keeps its ticks and never waits long for the CPU. Then beside a runner
 # that never sleeps, alone on that CPU (ops.tick starts its ticks).
 # Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
+# Catches: stall
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --no-mid-tick

@@ -5,6 +5,7 @@
 # watchdog (5 s here), which ejected scx_tick. Seen from the niced work's
 # side: a nice-19 hog makes progress, and a nice-19 periodic probe never
 # waits seconds for a CPU.
+# Catches: nicestall
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 start_scx --tick-cgroup tick

@@ -4,6 +4,7 @@
 # CPU takes it before its other work (the hog there is preempted). From the
 # workload's side: ticks start on non-tick CPUs, and scx_tick misses at
 # most a quarter of what the default scheduler misses in the same guest.
+# Catches: nospill
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 2 --period-ms 50 --work-ms 20 --duration-s 10 --cgroup "$CG" --json)

@@ -5,6 +5,7 @@
 # --no-work-stealing's one shared queue: there, a runner re-queued by a
 # CPU once kicked that same CPU, and the two runners it held handed it
 # back and forth every few microseconds (about 270 dispatches per tick).
+# Catches: selfkick
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup world)
 stress-ng --cpu 6 --timeout 40s >/dev/null 2>&1 &

@@ -11,6 +11,7 @@
 # same guest: at most 30 points more beside it (2026-11-26, 15 runs of
 # today's builds: 0.5-22 %, alone 0 %; the build without the rule,
 # breakage nodemote, 45 %, and the policy before it 46-53 %).
+# Catches: nodemote
 source "$(dirname "$0")/../lib.sh"
 GOOD=$(make_cgroup good)
 BAD=$(make_cgroup bad)

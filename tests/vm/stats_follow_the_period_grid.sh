@@ -40,6 +40,7 @@
 # start it early), 5 % of the ticks the server ran with hints. Each bound also allows
 # one miss per tickload thread (its spawn and exit wake-ups are ticks to the
 # scheduler, not to the workload), with hints two per runner.
+# Catches: nomiss waketicks notickreplenish threadticks nosteps
 source "$(dirname "$0")/../lib.sh"
 PLAIN=$(make_cgroup plain)
 HINTED=$(make_cgroup hinted)
@@ -59,7 +60,8 @@ run_case() { # name runners work_ms hogs(0/1) extra-tickload-args...
   [[ -z "$hog" ]] || wait "$hog"
   stop_scx INT
   [[ $SCX_RC -eq 0 ]] || fail "$name: exit status $SCX_RC"
-  grep "scx_tick summary:" "$WORK/scx.out" >"$WORK/$name.summary"
+  grep "scx_tick summary:" "$WORK/scx.out" | sed "s/^/# $name: /"
+  tail -1 "$STATS_JSON" >"$WORK/$name.exit.json"
 }
 
 run_case sleeping 4 15 1
@@ -71,7 +73,8 @@ start_scx --tick-cgroup plain
   >"$WORK/alone-plain.json" || fail "alone: tickload failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "alone: exit status $SCX_RC"
-grep "scx_tick summary:" "$WORK/scx.out" >"$WORK/alone.summary"
+grep "scx_tick summary:" "$WORK/scx.out" | sed "s/^/# alone: /"
+tail -1 "$STATS_JSON" >"$WORK/alone.exit.json"
 PROC=$(make_cgroup proc)
 start_scx --tick-cgroup proc,tick=process -vv
 stress-ng --cpu 8 --timeout 10s >/dev/null 2>&1 &
@@ -81,7 +84,8 @@ hog=$!
 wait "$hog"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "process: exit status $SCX_RC"
-grep "scx_tick summary:" "$WORK/scx.out" >"$WORK/process.summary"
+grep "scx_tick summary:" "$WORK/scx.out" | sed "s/^/# process: /"
+tail -1 "$STATS_JSON" >"$WORK/process.exit.json"
 grep "miss: " "$WORK/scx.err" >"$WORK/process.misses" || true
 
 python3 - "$WORK" <<'PY' || fail "scx_tick's misses do not agree with the workload's (see above)"
@@ -91,11 +95,11 @@ bounds = {"sleeping": (0.95, 1.05), "behind": (0.75, 1.25), "never": (0.95, 1.05
           "blocking": (0.05, 3.0), "alone": (0.95, 1.05)}
 ok = True
 for case, (lo, hi) in bounds.items():
-    summary = open(f"{work}/{case}.summary").read()
+    exit_line = json.load(open(f"{work}/{case}.exit.json"))
     for group in ("plain",) if case == "alone" else ("plain", "hinted"):
         own = json.load(open(f"{work}/{case}-{group}.json"))
-        m = re.search(rf"summary: {group}: ticks (\d+) misses (\d+).*hints (\d+)", summary)
-        ticks, scx, hints = map(int, m.groups())
+        g = exit_line["groups"][group]
+        ticks, scx, hints = g["ticks"], g["misses"], g["hints_used"]
         # grid: the skipped ticks are missed too; hints: the server's own ticks
         truth = own["misses"] + (own["skipped"] if group == "plain" else 0)
         # one per tickload thread; with hints one more per runner (the
@@ -121,8 +125,8 @@ for case, (lo, hi) in bounds.items():
 # tick = "process": the process's steps, not its threads' ticks
 own = json.load(open(f"{work}/process-proc.json"))
 steps, late = own["steps"]
-m = re.search(r"summary: proc: ticks (\d+) misses (\d+)", open(f"{work}/process.summary").read())
-ticks, scx = map(int, m.groups())
+g = json.load(open(f"{work}/process.exit.json"))["groups"]["proc"]
+ticks, scx = g["ticks"], g["misses"]
 slack = 2  # the spawn and exit wake-ups of tickload's threads
 good = abs(ticks - steps) <= 0.1 * steps + slack
 ok &= good

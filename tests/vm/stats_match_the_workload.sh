@@ -6,6 +6,7 @@
 # parses and never goes backwards; --monitor from a second process receives
 # data; the OpenMetrics endpoint answers with valid exposition text, with
 # the number of runner threads per group.
+# Catches: nomiss
 source "$(dirname "$0")/../lib.sh"
 HEAVY=$(make_cgroup heavy)
 LIGHT=$(make_cgroup light)

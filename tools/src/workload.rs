@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use scx_tick::stats::percentile;
+use scx_tick::model::histogram::percentile;
 
 /// `clock`'s current time in ns (CLOCK_MONOTONIC: what deadlines use).
 pub fn clock_ns(clock: libc::clockid_t) -> u64 {

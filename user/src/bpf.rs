@@ -281,7 +281,7 @@ impl<'cb> BpfScheduler<'cb> {
         let mut skel = scx_ops_load!(skel, rustland, uei)?;
 
         let struct_ops = Some(scx_ops_attach!(skel, rustland)?);
-        scx_tick::startup::attached();
+        scx_tick::run::startup::attached();
 
         // Build the ring buffer of queued tasks.
         let maps = &skel.maps;

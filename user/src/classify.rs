@@ -1,5 +1,5 @@
 //! Which tick group a thread belongs to, from /proc/<tid>/cgroup: the
-//! nearest group at or above its cgroup (`scx_tick::cgroup::nearest_group`,
+//! nearest group at or above its cgroup (`scx_tick::run::cgroup::nearest_group`,
 //! as the BPF policy decides it).
 //! Answers are cached for a quarter second, so cgroup moves are seen within
 //! one: the operator moving a thread out expects it to stop counting at once,
@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use scx_tick::cgroup;
+use scx_tick::run::cgroup;
 
 use crate::policy::Pid;
 

@@ -17,8 +17,10 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::Parser;
 use log::info;
-use scx_tick::report::Reporter;
-use scx_tick::{cli, startup, userspace};
+use scx_tick::config::cli;
+use scx_tick::output::intervals::write_exit_line;
+use scx_tick::output::reporter::Reporter;
+use scx_tick::run::{startup, userspace};
 
 fn run(args: &cli::RunArgs) -> Result<()> {
     userspace::check_args(args).map_err(cli::bad_config)?;
@@ -42,6 +44,7 @@ fn run(args: &cli::RunArgs) -> Result<()> {
     let uei = s.run(&mut reporter)?;
     let (bounced, congested) = (s.bounced(), s.congested());
     let (counters, groups, dropped) = (s.counters, s.groups.clone(), s.out.dropped());
+    let mut json = s.json.take();
     drop(s);
     if dropped > 0 {
         log::warn!("{dropped} bytes of statistics were dropped while their reader was behind");
@@ -54,6 +57,7 @@ fn run(args: &cli::RunArgs) -> Result<()> {
             counters.summary()
         ),
     );
+    write_exit_line(&reporter, &counters, &groups, &mut json);
     if uei.should_restart() {
         // scx_rustland_core forbids new memory mappings (seccomp) once it
         // runs, and a new attach needs them: only a new process can.

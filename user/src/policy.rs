@@ -5,14 +5,14 @@
 //! Runners wait here in one EDF queue per tick CPU (their home) and one
 //! global queue (no home CPU allowed), as in the BPF policy. A tick CPU is
 //! free when the runner last sent to it has left it; every free tick CPU is
-//! then polled with `scx_tick::dispatch::poll`, the same local/global/steal
+//! then polled with `scx_tick::model::dispatch::poll`, the same local/global/steal
 //! order the BPF code mirrors, and the runner it picks is sent to that CPU.
 //! So a runner waits for a busy home CPU in userspace, where an idle tick
 //! CPU can still steal it once it is late by more than the threshold.
 
 use std::collections::{BTreeMap, HashMap};
 
-use scx_tick::dispatch::{self, Head, Pick};
+use scx_tick::model::dispatch::{self, Head, Pick};
 
 pub type Pid = i32;
 
@@ -347,7 +347,7 @@ impl Runners {
 
     fn least_loaded(&self, home_cpus: &[usize]) -> usize {
         let load = |c: usize| self.by_pid.values().filter(|r| r.home == c).count();
-        scx_tick::pinning::least_loaded(home_cpus, load)
+        scx_tick::run::pinning::least_loaded(home_cpus, load)
             .expect("a tick group has at least one home CPU")
     }
 
@@ -418,7 +418,7 @@ pub enum OtherDest {
 pub const MIN_LEND_NS: u64 = 500_000;
 
 /// How long other work may run on a tick CPU whose runners next wake at
-/// `next_wake`: `lend_window()` in bpf/main.bpf.c.
+/// `next_wake`: `lend_window()` in bpf/other.bpf.c.
 pub fn lend_window(now: u64, next_wake: Option<u64>, buffer_ns: u64, slice_ns: u64) -> u64 {
     match next_wake {
         Some(w) if w > now => (w - now).saturating_sub(buffer_ns),

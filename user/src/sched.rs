@@ -11,11 +11,13 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use libbpf_rs::OpenObject;
 use log::warn;
-use scx_tick::cli::RunArgs;
-use scx_tick::config::Plan;
-use scx_tick::dispatch;
-use scx_tick::report::{Intervals, JsonSink, Reporter};
-use scx_tick::stats::{Counters, GroupCounters};
+use scx_tick::config::cli::RunArgs;
+use scx_tick::config::plan::Plan;
+use scx_tick::model::dispatch;
+use scx_tick::output::intervals::Intervals;
+use scx_tick::output::json::JsonSink;
+use scx_tick::output::reporter::Reporter;
+use scx_tick::output::stats::{Counters, GroupCounters};
 use scx_utils::UserExitInfo;
 
 use crate::bpf::{BpfScheduler, DispatchedTask, QueuedTask, RL_CPU_ANY};
@@ -115,7 +117,7 @@ pub struct Sched<'a> {
     pub counters: Counters,
     pub groups: Vec<GroupCounters>,
     print_every: Option<Duration>,
-    json: Option<JsonSink>,
+    pub json: Option<JsonSink>,
     pub out: NonBlocking,
     verbose: bool,
     /// The admission check's last verdict, warned about when it changes.
@@ -138,20 +140,20 @@ impl<'a> Sched<'a> {
                     .collect()
             })
             .collect();
-        let online = scx_tick::topology::Machine::read()?;
+        let online = scx_tick::model::topology::Machine::read()?;
         let other_cpus: Vec<usize> = online
             .cpus
             .iter()
             .map(|c| c.id)
             .filter(|c| !plan.tick_cpus.contains(c))
             .collect();
-        // scx_tick::userspace::check_args refused groups of threads selected by name
+        // scx_tick::run::userspace::check_args refused groups of threads selected by name
         let groups: Vec<&std::path::Path> = plan
             .groups
             .iter()
             .filter_map(|g| match &g.runners {
-                scx_tick::config::Runners::Cgroup(p) => Some(p.as_path()),
-                scx_tick::config::Runners::Threads(_) => None,
+                scx_tick::config::plan::Runners::Cgroup(p) => Some(p.as_path()),
+                scx_tick::config::plan::Runners::Threads(_) => None,
             })
             .collect();
         let classifier = Classifier::new(&args.cgroup_root, &groups);
@@ -495,7 +497,7 @@ impl<'a> Sched<'a> {
                 (runners, share, self.group_homes[g].as_slice())
             })
             .collect();
-        let verdict = scx_tick::pinning::admission(&load);
+        let verdict = scx_tick::run::pinning::admission(&load);
         if verdict != self.last_admission {
             if let Some(w) = &verdict {
                 warn!("{w}");

@@ -1,12 +1,12 @@
 //! tracereplay: replay a decision trace (`scx_tick --trace-decisions FILE`)
-//! through the model in src/dispatch.rs. Prints what it replayed and how
+//! through the model in src/model/dispatch.rs. Prints what it replayed and how
 //! many decisions the model makes differently; exit status 1 if any.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
-use scx_tick::trace::{self, Model};
+use scx_tick::model::trace::{self, Model};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Alter {

@@ -25,9 +25,10 @@ use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
 use log::{debug, info};
 use nix::sys::socket::{ControlMessage, MsgFlags, getsockopt, sendmsg, sockopt};
 
+use super::cgroup;
+use super::membership::CHILD_PREFIX;
 use crate::bpf::{BpfSkel, intf};
-use crate::cgroup;
-use crate::config::{Plan, Runners};
+use crate::config::plan::{Plan, Runners};
 
 /// Where runners register. The protocol is one line each way:
 /// `REGISTER <tid>` -> `OK <slot> <slots>` (with the map fd) or `ERR <why>`.
@@ -92,11 +93,7 @@ impl Hints {
                         Runners::Cgroup(p) => Some(p.clone()),
                         Runners::Threads(_) => None,
                     },
-                    child: format!(
-                        "{}{}",
-                        crate::membership::CHILD_PREFIX,
-                        g.name.replace('/', "_")
-                    ),
+                    child: format!("{}{}", CHILD_PREFIX, g.name.replace('/', "_")),
                     map,
                     owners: vec![None; SLOTS],
                 })

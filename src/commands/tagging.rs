@@ -13,8 +13,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use log::{info, warn};
 use regex::Regex;
 
-use crate::cgroup;
-use crate::cli::TagArgs;
+use crate::config::cli::TagArgs;
+use crate::run::cgroup;
 
 /// Where a tagged process came from, so `untag` can put it back.
 const ORIGIN_DIR: &str = "/run/scx_tick/origin";

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::RunArgs;
+use crate::config::cli::RunArgs;
 use crate::config::{Config, Pin};
 
 pub const BINARY: &str = "scx_tick_user";

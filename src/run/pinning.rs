@@ -2,8 +2,9 @@
 //! group's tick CPUs, the least loaded (`least_loaded`, the rule both policy
 //! modes use), and the BPF side learns it through the
 //! `home_cpus` map. Soft pinning stops there (the runner stays stealable);
-//! hard pinning also sets the thread's affinity to its home CPU, like the
-//! seed, and restores the original affinity on exit.
+//! hard pinning also sets the thread's affinity to its home CPU, like
+//! CanvasMC's Affinity scheduler, and restores the original affinity on
+//! exit.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,9 +16,10 @@ use log::{debug, warn};
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
 
+use super::cgroup;
 use crate::bpf::BpfSkel;
-use crate::cgroup;
-use crate::config::{Pin, Plan};
+use crate::config::Pin;
+use crate::config::plan::Plan;
 
 /// New threads are picked up within this time. Reading cgroup.threads is
 /// cheap; a faster scan would only burn CPU on tick servers.

@@ -12,10 +12,11 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Parser;
 
-use crate::cli::Cli;
-use crate::config::{Config, parse_group_spec, parse_tick_cpus};
-use crate::topology::tests::i9_14900hx;
-use crate::topology::{CpuInfo, Machine};
+use super::Config;
+use super::cli::Cli;
+use super::parse::{parse_group_spec, parse_tick_cpus};
+use crate::model::topology::tests::i9_14900hx;
+use crate::model::topology::{CpuInfo, Machine};
 
 /// xorshift64*: small, deterministic, good enough to pick inputs.
 struct Rng(u64);

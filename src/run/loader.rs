@@ -17,17 +17,22 @@ use libbpf_rs::{MapCore, RingBufferBuilder};
 use log::{debug, info, trace, warn};
 use scx_utils::{UserExitInfo, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
+use super::hints::Hints;
+use super::membership::{Membership, Table};
+use super::pinning::Pinner;
+use super::startup::{attached, check_outputs, group_name, plan, preflight, replan};
 use crate::bpf::{BpfSkel, BpfSkelBuilder, intf};
-use crate::cli::{RunArgs, bad_config};
-use crate::config::Plan;
-use crate::hints::Hints;
-use crate::membership::{Membership, Table};
-use crate::pinning::Pinner;
-use crate::report::{self, Intervals, JsonSink, MissEvent, Reporter, Shared};
-use crate::startup::{attached, check_outputs, group_name, plan, preflight, replan};
-use crate::stats::{Counters, GroupCounters, Metrics};
-use crate::topology::Machine;
-use crate::trace::{self, TraceSink};
+use crate::config::TickUnit;
+use crate::config::cli::{RunArgs, bad_config};
+use crate::config::plan::Plan;
+use crate::model::topology::Machine;
+use crate::model::trace::{self, TraceSink};
+use crate::output::intervals::{Intervals, write_exit_line};
+use crate::output::json::JsonSink;
+use crate::output::openmetrics::serve_openmetrics;
+use crate::output::reporter::{MissEvent, Reporter};
+use crate::output::stats::{Counters, GroupCounters, Metrics, Shared};
+use crate::output::stats_server::launch_stats_server;
 
 const MAX_CPUS: usize = intf::tick_consts_MAX_CPUS as usize;
 
@@ -56,11 +61,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
 
     let names: Vec<String> = plan.groups.iter().map(group_name).collect();
     let shared: Shared = Arc::new(Mutex::new(Metrics::default()));
-    let _server = report::launch_stats_server(shared.clone())
+    let _server = launch_stats_server(shared.clone())
         .map_err(|e| warn!("no stats server, --monitor will not work: {e:#}"))
         .ok();
     if let Some(addr) = &args.metrics_addr {
-        report::serve_openmetrics(addr, args.metrics_public, shared.clone())?;
+        serve_openmetrics(addr, args.metrics_public, shared.clone())?;
     }
     let mut out = Outputs {
         print_every: (args.stats > 0.0).then(|| Duration::from_secs_f64(args.stats)),
@@ -91,6 +96,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let result = schedule(args, &mut plan, &shutdown, &mut out, &mut base);
     // The summary also when the kernel ejected us or something failed.
     out.reporter.summary(&base.groups, &base.cpu.summary());
+    write_exit_line(&out.reporter, &base.cpu, &base.groups, &mut out.json);
     if let (Some(t), Some(path)) = (&out.trace, &args.trace_decisions) {
         let mut t = t.borrow_mut();
         t.flush()
@@ -246,7 +252,7 @@ impl<'a> Scheduler<'a> {
         for (i, g) in plan.groups.iter().enumerate() {
             rodata.group_deadline_ns[i] = g.deadline_ns;
             rodata.group_period_ns[i] = g.period_ns;
-            rodata.group_process_tick[i] = g.tick == crate::config::TickUnit::Process;
+            rodata.group_process_tick[i] = g.tick == TickUnit::Process;
             // a runner's home moves only within its group's CPUs
             for &cpu in g.home_cpus.iter().filter(|&&c| c < MAX_CPUS) {
                 rodata.group_home_mask[i][cpu / 64] |= 1 << (cpu % 64);

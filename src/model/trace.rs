@@ -7,7 +7,7 @@
 //! replays each through the model: `dispatch::poll` on a tick CPU,
 //! `dispatch::poll_spill` on any other, `dispatch::yields` for the checks,
 //! `dispatch::wake` for the wake-ups. No disagreement means the BPF policy
-//! decides what `src/dispatch.rs` says it does.
+//! decides what `src/model/dispatch.rs` says it does.
 
 use std::cell::Cell;
 use std::fs::File;
@@ -16,11 +16,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use super::dispatch::{self, Head, MAX_PROBES, Pick, Policy, Wake};
 use crate::bpf::intf::{
     decision, trace_head, trace_kind_TRACE_WAKEUP, trace_kind_TRACE_YIELD, trace_pick_TRACE_GLOBAL,
     trace_pick_TRACE_LOCAL, trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
 };
-use crate::dispatch::{self, Head, MAX_PROBES, Pick, Policy, Wake};
 
 /// The BPF ring buffer's size while tracing: room for ~40,000 decisions
 /// between two reads (every 100 ms).
@@ -67,7 +67,7 @@ pub fn parse(bytes: &[u8]) -> Vec<decision> {
 /// A deliberately altered model, to show the replay finds a difference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Model {
-    /// `src/dispatch.rs` as it is.
+    /// `src/model/dispatch.rs` as it is.
     AsIs,
     /// Steals without waiting for the threshold (threshold 0).
     NoThreshold,

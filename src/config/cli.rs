@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::{Config, parse_group_spec, parse_threads_spec, parse_tick_cpus};
+use super::Config;
+use super::parse::{parse_group_spec, parse_threads_spec, parse_tick_cpus};
 
 #[derive(Debug, Parser)]
 #[command(

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::SuggestArgs;
+use crate::config::cli::SuggestArgs;
 
 /// One thread's counters at one moment.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,4 +1,5 @@
-//! CPU topology: the seed's table, and the choice of tick CPUs.
+//! CPU topology: the table CanvasMC's Affinity scheduler prints, and the
+//! choice of tick CPUs.
 //!
 //! `choose_tick_cpus` is a pure function over [`Machine`] so it can be
 //! tested on synthetic machines; `Machine::read` fills it from sysfs via
@@ -16,12 +17,14 @@ pub struct CpuInfo {
     pub id: usize,
     /// Physical core: CPUs sharing it are SMT siblings. Unique machine-wide.
     pub core: usize,
-    /// The kernel's core id (what the seed's table shows as CORE).
+    /// The kernel's core id (what the Affinity scheduler's table shows as
+    /// CORE).
     pub core_id: usize,
     pub socket: usize,
     pub node: usize,
     pub llc: usize,
-    /// Cache ids, L1d:L1i:L2:L3 as in the seed's table (None: unknown).
+    /// Cache ids, L1d:L1i:L2:L3 as in the Affinity scheduler's table (None:
+    /// unknown).
     pub caches: [Option<usize>; 4],
     /// Relative performance (1024 = the fastest core), P-cores above E-cores.
     pub capacity: usize,
@@ -253,7 +256,8 @@ fn fmt_id(id: Option<usize>) -> String {
     id.map(|i| i.to_string()).unwrap_or_else(|| "-".into())
 }
 
-/// The seed's table, plus node, capacity, max frequency and core type.
+/// The Affinity scheduler's table, plus node, capacity, max frequency and
+/// core type.
 pub fn table(m: &Machine) -> String {
     let mut out = String::new();
     writeln!(out, "CPU Model: {}", m.model).ok();
@@ -307,8 +311,8 @@ pub mod tests {
         }
     }
 
-    /// The seed's i9-14900HX: CPUs 0-15 are 8 P-cores with 2 threads,
-    /// 16-31 are 16 E-cores (no SMT), one L3.
+    /// The i9-14900HX of the Affinity scheduler's documentation: CPUs 0-15
+    /// are 8 P-cores with 2 threads, 16-31 are 16 E-cores (no SMT), one L3.
     pub fn i9_14900hx() -> Machine {
         let mut cpus = Vec::new();
         for id in 0..16 {
@@ -448,7 +452,7 @@ pub mod tests {
     }
 
     #[test]
-    fn table_has_the_seed_columns() {
+    fn table_has_the_affinity_schedulers_columns() {
         let t = table(&i9_14900hx());
         assert!(t.contains("CPU  CORE SOCKET"));
         assert!(t.contains("L1d:L1i:L2:L3"));

@@ -9,20 +9,21 @@ use std::path::Path;
 use anyhow::Result;
 use log::warn;
 
-use crate::cgroup;
-use crate::cli::{MatchArgs, RunArgs};
-use crate::config::{Config, MissingCgroup, Plan, Runners};
-use crate::membership::{
+use crate::config::cli::{MatchArgs, RunArgs, bad_config};
+use crate::config::plan::{Plan, Runners};
+use crate::config::{Config, MissingCgroup};
+use crate::model::topology::Machine;
+use crate::run::cgroup;
+use crate::run::membership::{
     all_pids, matching_processes, name_summary, own_lineage, threads_below, threads_of,
 };
-use crate::topology::Machine;
 
 /// Distinct thread names shown per process: all of them (a JVM has a few
 /// dozen; the one the operator looks for may be anywhere).
 const NAMES_SHOWN: usize = usize::MAX;
 
 pub fn run(args: &MatchArgs) -> Result<()> {
-    let plan = plan_of(args).map_err(crate::cli::bad_config)?;
+    let plan = plan_of(args).map_err(bad_config)?;
     show(&plan);
     Ok(())
 }

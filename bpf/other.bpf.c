@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Other work (part of main.bpf.c): every task that is not a tick runner.
+ * It waits in one fair vtime queue (DSQ_OTHER), runs on the non-tick CPUs
+ * first and on a tick CPU within its lend window, and is owed a share of
+ * a CPU that runners held too long. ops.stopping charges it (and a
+ * runner's tick) the CPU time it had.
+ */
+
+/*
+ * Other work is owed @cctx's CPU: the head of the fair queue has waited
+ * OTHER_SHARE_PERIOD_NS, and none started on this CPU for as long (runners
+ * had it all). Mirrors dispatch::other_owed().
+ */
+static bool other_owed(struct cpu_ctx *cctx, u64 now)
+{
+	struct task_struct *head;
+	struct task_ctx *hctx;
+
+	if (elapsed(now, cctx->other_at) <= OTHER_SHARE_PERIOD_NS)
+		return false;
+	head = __COMPAT_scx_bpf_dsq_peek(DSQ_OTHER);
+	if (!head)
+		return false;
+	hctx = lookup_task_ctx(head);
+	return hctx && elapsed(now, hctx->queued_at) > OTHER_SHARE_PERIOD_NS;
+}
+
+/* Other work runs its owed share on @cctx's CPU: no runner preempts it. */
+static bool in_share(struct cpu_ctx *cctx, u64 now)
+{
+	return !cctx->running_tick && time_before(now, cctx->share_until);
+}
+
+static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
+{
+	struct bpf_cpumask *mask;
+	u64 vtime;
+	s32 cpu;
+
+	if (tctx)
+		tctx->runner = false;
+
+	/*
+	 * Never stall: per-CPU kthreads, and tasks allowed only on tick CPUs,
+	 * run where they are, whatever mid-tick lending says.
+	 */
+	if (!SCX_TICK_BREAK_STALL && (p->nr_cpus_allowed == 1 || !can_run_on_other_cpu(p))) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, other_slice_ns, enq_flags);
+		return;
+	}
+
+	vtime = tctx ? tctx->vtime : vtime_now;
+	if (time_before(vtime, vtime_now - other_slice_ns))
+		vtime = vtime_now - other_slice_ns;
+	if (tctx)
+		tctx->queued_at = clock_now();
+	scx_bpf_dsq_insert_vtime(p, DSQ_OTHER, other_slice_ns, vtime, enq_flags);
+
+	mask = other_cpumask;
+	if (mask) {
+		cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
+		if (cpu >= 0) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			return;
+		}
+	}
+	mask = tick_cpumask;
+	if (mid_tick_tasks && mask) {
+		cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
+		if (cpu >= 0)
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	}
+}
+
+/* How long a tick CPU may lend itself to other work before its next runner wakes. */
+static u64 lend_window(struct cpu_ctx *cctx, u64 now)
+{
+	u64 wake = cctx->next_wake;
+
+	if (!wake || time_before_eq(wake, now))
+		return other_slice_ns;
+	if (wake - now <= run_tasks_buffer_ns)
+		return 0;
+	return wake - now - run_tasks_buffer_ns;
+}
+
+/* Other work on a tick CPU ends run_tasks_buffer before the next runner wakes. */
+static void clip_to_lend_window(struct task_struct *p, struct cpu_ctx *cctx, u64 now)
+{
+	u64 window = lend_window(cctx, now);
+
+	if (window < MIN_LEND_NS)
+		window = MIN_LEND_NS;
+	if (p->scx.slice > window)
+		p->scx.slice = window;
+}
+
+void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
+	u64 now = clock_now(), cap, ran;
+
+	if (cctx)
+		cctx->running_tick = false;
+	/*
+	 * Preempted with slice left, the kernel would put @p back at the head
+	 * of this CPU's local queue, ahead of every runner waiting here (a
+	 * preempted CPU hog would run again before the runner whose quantum
+	 * just ended). Without a slice it goes through enqueue: its queue.
+	 */
+	if (runnable)
+		p->scx.slice = 0;
+	if (!tctx)
+		return;
+	if (tctx->runner) {
+		add_runtime(tctx, elapsed(now, tctx->run_start));
+		if (!runnable)
+			return; /* it sleeps: quiescent ends the tick */
+		take_hint_mid_run(p, tctx, now);
+		/* still runnable at its deadline: the next tick on the grid */
+		if (tctx->in_tick && !time_before(now, tctx->deadline))
+			replenish(p, tctx, now, true);
+		return;
+	}
+	/*
+	 * Fair share among other tasks, scaled by weight. A low weight is
+	 * charged many times its run time (nice 19: weight 1, 100 x), while
+	 * the fair queue's clock moves about a slice per round of its tasks: a
+	 * nice-19 CPU hog among 24 others waited 7 s, past the watchdog. No
+	 * task owes more than two slices ahead of that clock, so it waits at
+	 * most about two rounds; below that, weights keep their proportions.
+	 */
+	ran = elapsed(now, tctx->run_start);
+	/*
+	 * An owed share is a turn, paid whole, used or not: a task that wakes
+	 * often and runs a moment (a timer, a kworker) paid only that moment,
+	 * stayed the fair queue's head and took every share while runners
+	 * kept the CPUs busy; CPU hogs behind it waited past the watchdog.
+	 */
+	if (tctx->share_turn && ran < tctx->share_turn && !SCX_TICK_BREAK_SHARECHARGE)
+		ran = tctx->share_turn;
+	tctx->share_turn = 0;
+	tctx->vtime += ran * 100 / p->scx.weight;
+	cap = vtime_now + 2 * other_slice_ns;
+	if (!SCX_TICK_BREAK_NICESTALL && time_after(tctx->vtime, cap))
+		tctx->vtime = cap;
+	/*
+	 * The fair queue's clock moves with the service given, not only when
+	 * a task ahead of it starts: when runners leave other work only its
+	 * owed shares, tasks that wake often (kworkers, RCU, a shell's
+	 * commands) enter a slice behind the clock and took every share,
+	 * which never moved it; CPU hogs and scx_tick itself waited past the
+	 * watchdog beside four OpenTTD servers (vm/real_sim_server_keeps_its_speed).
+	 */
+	if (time_before(vtime_now, tctx->vtime) && !SCX_TICK_BREAK_SHARECHARGE)
+		vtime_now = tctx->vtime;
+}

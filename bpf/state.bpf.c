@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * State (part of main.bpf.c, included first): the configuration userspace
+ * writes before load, the maps, the contexts of a task, a CPU and a
+ * process tick, and the lookups the other files use: the clock, tick
+ * CPUs, tick groups, which group a task is in.
+ */
+
+/* Configuration, written by userspace between open and load. */
+const volatile u32 nr_tick_cpus;
+const volatile s32 tick_cpus[MAX_CPUS];         /* round-robin order */
+const volatile u32 tick_index_plus1[MAX_CPUS];  /* cpu -> index + 1, 0: not a tick CPU */
+const volatile u32 cpu_llc[MAX_CPUS];           /* cpu -> LLC id, for locality of spill-over */
+const volatile bool cpu_online[MAX_CPUS];       /* online at load (hotplug re-attaches) */
+const volatile u64 group_home_mask[MAX_GROUPS][MAX_CPUS / 64]; /* where a group's homes may be */
+const volatile u64 group_deadline_ns[MAX_GROUPS];
+const volatile u64 group_period_ns[MAX_GROUPS];
+const volatile bool group_process_tick[MAX_GROUPS]; /* tick = "process" */
+const volatile u64 steal_threshold_ns = 3000000;
+const volatile u64 run_tasks_buffer_ns = 100000;
+const volatile u64 other_slice_ns = 5000000;
+const volatile bool work_stealing = true;
+const volatile bool mid_tick_tasks = true;
+const volatile bool trace_decisions;            /* tests only: --trace-decisions */
+
+/* Bumped by userspace whenever tick_groups changes: forces reclassification. */
+u32 groups_gen;
+/* Fair-queue clock of the other tasks. */
+static u64 vtime_now;
+
+private(TICK) struct bpf_cpumask __kptr *tick_cpumask;
+private(TICK) struct bpf_cpumask __kptr *other_cpumask;
+
+/* cgroup id -> tick group */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_GROUPS);
+	__type(key, u64);
+	__type(value, struct tick_group);
+} tick_groups SEC(".maps");
+
+/*
+ * tid -> initial home CPU, written by userspace as runners appear (round-robin
+ * over the group's tick CPUs). BPF owns the home from then on (task_ctx.home):
+ * it adopts a value here only when userspace changes it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, s32);
+} home_cpus SEC(".maps");
+
+/*
+ * Deadline hints: per tick group, a memory-mapped array the runners write
+ * their next deadline into (no syscall on the tick path). Userspace creates
+ * one inner array per group and hands it only to processes of that group.
+ */
+struct hint_array {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MAX_HINT_SLOTS);
+	__type(key, u32);
+	__type(value, u64);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MAX_GROUPS);
+	__type(key, u32);
+	__array(values, struct hint_array);
+} group_hints SEC(".maps");
+
+/* tid -> its hint slot, maintained by userspace as runners register */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, struct hint_slot_ref);
+} hint_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct cpu_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_GROUPS);
+	__type(key, u32);
+	__type(value, struct group_stats);
+} group_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} miss_events SEC(".maps");
+
+/* --trace-decisions (tests): the decisions, and each CPU's one being built */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* userspace sizes it when tracing */
+} decisions SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct decision);
+} decision_buf SEC(".maps");
+
+u64 decisions_dropped;
+
+struct task_ctx {
+	s32 wake_prev;      /* the CPU a runner slept on, at its last wake-up (its timer fired there) */
+	s32 parked_on;      /* CPU + 1 whose local queue a spill-over put it in; 0 once it ran */
+	u64 cgid;           /* cgroup id the classification below was made for */
+	u32 groups_gen;
+	s32 group;          /* tick group index, -1: other task */
+	s32 home;           /* home CPU, owned here (moves with steals), -1: none */
+	s32 home_seen;      /* last home_cpus value adopted, + 1 (0: none yet) */
+	bool runner;        /* queued as a tick runner */
+	bool in_tick;       /* a tick is in progress */
+	bool started;       /* this tick has been on a CPU */
+	bool missed;        /* this tick's miss is already counted */
+	bool stolen;        /* this tick started away from its home */
+	bool spill_stolen;  /* ops.select_cpu preempted another CPU for it: stolen once its tick starts */
+	bool replenished;   /* this tick began at a replenishment: its runner has not slept since a miss */
+	bool overrun;       /* its own work overran (replenish()): ranks a period later (runner_key) */
+	bool grid_guess;    /* its grid came from its first wake-up: the next gives it way (grid_tick()) */
+	u64 tick_start;     /* wake time, or grid time of a replenished tick */
+	u64 grid;           /* where the tick started on the group's period grid: its identity */
+	u64 deadline;       /* absolute deadline of the current tick */
+	u64 tick_runtime;   /* CPU time of the current tick so far */
+	u64 mspt;           /* EWMA of CPU time per tick (MSPT in CanvasMC's Affinity scheduler): predicts */
+	u64 last_wake;
+	u64 wake_interval;  /* EWMA of the time between wake-ups, predicts the next tick */
+	u64 run_start;      /* when it last got a CPU */
+	u64 vtime;          /* fair-queue vtime while it is an other task */
+	u64 queued_at;      /* when it last entered the fair queue */
+	u64 proc_key;       /* the process tick it counts as busy (awake) in, 0: none */
+	u64 share_turn;     /* the owed share it was given to run: charged whole */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctxs SEC(".maps");
+
+/*
+ * The tick of a process in a tick = "process" group: one tick per step of
+ * a server whose loop spans threads (a clock, a loop, helpers). Its
+ * threads share it: the first wake-up on a new grid point starts it, the
+ * others join it with its deadline; it is counted, and missed, once.
+ * Threads of one process on several CPUs update it at once: the start of
+ * a tick and its miss are claimed by compare-and-swap. Keyed by group <<
+ * 32 | tgid. Mirrors dispatch::ProcessTick.
+ */
+struct proc_tick {
+	u64 grid;           /* where its tick in progress started on the grid, 0: none yet */
+	u64 deadline;
+	u64 deadline_grid;  /* the tick @deadline belongs to (a start in progress on another CPU) */
+	u64 missed_grid;    /* the last tick whose miss was counted */
+	s64 busy;           /* its threads awake (runnable or running) */
+	u64 idle_since;     /* when the last of them went to sleep */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_PROC_TICKS);
+	__type(key, u64);
+	__type(value, struct proc_tick);
+} proc_ticks SEC(".maps");
+
+struct cpu_ctx {
+	bool running_tick;    /* the current task is a tick runner */
+	u64 running_key;    /* its queue key when it started, while running_tick */
+	u64 running_left;     /* its predicted remaining CPU time at running_since */
+	u64 running_since;
+	u32 steal_rr;         /* round-robin position among the tick CPUs */
+	u64 other_at;         /* other work last started here */
+	u64 share_until;      /* other work running its share here: no runner preempts it */
+	u64 next_wake;        /* predicted next wake of a runner homed here */
+	u32 parked;           /* runners a spill-over put in this CPU's local queue that have not run yet */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct cpu_ctx);
+} cpu_ctxs SEC(".maps");
+
+/*
+ * One timer per tick CPU queue, and one (key MAX_CPUS) for the global queue:
+ * wakes an idle CPU once a queued runner becomes stealable.
+ */
+struct steal_timer {
+	struct bpf_timer timer;
+	u64 armed_until;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_CPUS + 1);
+	__type(key, u32);
+	__type(value, struct steal_timer);
+} steal_timers SEC(".maps");
+
+static struct task_ctx *lookup_task_ctx(struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+}
+
+static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
+{
+	u32 zero = 0;
+
+	if (cpu < 0)
+		return bpf_map_lookup_elem(&cpu_ctxs, &zero);
+	return bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+}
+
+/*
+ * The one clock of ticks, queue keys and slices: CLOCK_MONOTONIC, read fresh.
+ * Runners publish deadline hints and userspace reads miss events in it, so
+ * neither needs converting; and scx_bpf_now() returns the rq clock of the
+ * last update, which in a 4-vCPU emulated guest lagged a fresh read by up to
+ * 7.7 ms (p99 6.2 ms) when a hint was taken: deadlines that early counted
+ * misses the server never had.
+ */
+static u64 clock_now(void)
+{
+	return bpf_ktime_get_ns();
+}
+
+/*
+ * @now - @since, never negative: a stamp taken on another CPU may be slightly
+ * ahead of this CPU's clock, and an unsigned difference would wrap to an
+ * absurd lateness. Mirrors dispatch::elapsed().
+ */
+static u64 elapsed(u64 now, u64 since)
+{
+	s64 d = (s64)(now - since);
+
+	return d > 0 ? d : 0;
+}
+
+/* Index of @cpu among the tick CPUs, or -1. */
+static s32 tick_index(s32 cpu)
+{
+	u32 c = cpu;
+
+	/* the mask keeps the verifier sure of the bound after clang's sign games */
+	if (c >= MAX_CPUS)
+		return -1;
+	return (s32)tick_index_plus1[c & (MAX_CPUS - 1)] - 1;
+}
+
+static u32 llc_of(u32 cpu)
+{
+	u32 c = cpu & (MAX_CPUS - 1);
+
+	/* keep the mask: clang drops it after the bound check, the verifier needs it */
+	barrier_var(c);
+	return cpu < MAX_CPUS ? cpu_llc[c] : 0;
+}
+
+/* May @cpu be a home of @group's runners (its `cpus` list)? */
+static bool group_may_home(s32 group, s32 cpu)
+{
+	u32 g = group, c = cpu;
+
+	if (g >= MAX_GROUPS || c >= MAX_CPUS)
+		return false;
+	return group_home_mask[g & (MAX_GROUPS - 1)][(c & (MAX_CPUS - 1)) / 64] & (1ULL << (c % 64));
+}
+
+/*
+ * Tick group of @p, or -1. The cgroup walk only happens when the task's
+ * cgroup or the set of groups changed since the last look.
+ */
+static s32 classify(struct task_struct *p, struct task_ctx *tctx)
+{
+	struct cgroup *cgrp = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+	u64 cgid = BPF_CORE_READ(cgrp, kn, id);
+	u32 gen = groups_gen;
+	int i;
+
+	if (cgid == tctx->cgid && gen == tctx->groups_gen)
+		return tctx->group;
+
+	tctx->cgid = cgid;
+	tctx->groups_gen = gen;
+	tctx->group = -1;
+	for (i = 0; i < MAX_CGROUP_DEPTH && cgrp; i++) {
+		struct cgroup_subsys_state *parent;
+		struct tick_group *g;
+		u64 id = BPF_CORE_READ(cgrp, kn, id);
+
+		g = bpf_map_lookup_elem(&tick_groups, &id);
+		if (g) {
+			tctx->group = g->idx < MAX_GROUPS ? g->idx : -1;
+			break;
+		}
+		parent = BPF_CORE_READ(cgrp, self.parent);
+		if (!parent)
+			break;
+		cgrp = container_of(parent, struct cgroup, self);
+	}
+	return tctx->group;
+}
+
+static u64 group_deadline(s32 group)
+{
+	u32 g = group;
+
+	if (g >= MAX_GROUPS)
+		return 0;
+	return group_deadline_ns[g & (MAX_GROUPS - 1)];
+}
+
+static u64 group_period(s32 group)
+{
+	u32 g = group;
+
+	if (g >= MAX_GROUPS)
+		return 0;
+	return group_period_ns[g & (MAX_GROUPS - 1)];
+}
+
+/* The key of @p's process tick in @group, 0: the group ticks per thread. */
+static u64 proc_tick_key(struct task_struct *p, s32 group)
+{
+	u32 g = group;
+
+	if (g >= MAX_GROUPS || !group_process_tick[g & (MAX_GROUPS - 1)] || SCX_TICK_BREAK_THREADTICKS)
+		return 0;
+	return (u64)g << 32 | (u32)p->tgid;
+}
+
+/* The process tick of @p's process in @group, NULL: the group ticks per thread. */
+static struct proc_tick *proc_tick_of(struct task_struct *p, s32 group)
+{
+	struct proc_tick *pt, zero = {};
+	u64 key = proc_tick_key(p, group);
+
+	if (!key)
+		return NULL;
+	pt = bpf_map_lookup_elem(&proc_ticks, &key);
+	if (pt)
+		return pt;
+	bpf_map_update_elem(&proc_ticks, &key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&proc_ticks, &key);
+}
+
+static bool can_run_on_tick_cpu(struct task_struct *p)
+{
+	struct bpf_cpumask *mask = tick_cpumask;
+
+	return mask && bpf_cpumask_intersects(cast_mask(mask), p->cpus_ptr);
+}
+
+static bool can_run_on_other_cpu(struct task_struct *p)
+{
+	struct bpf_cpumask *mask = other_cpumask;
+
+	return mask && bpf_cpumask_intersects(cast_mask(mask), p->cpus_ptr);
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Accounting (part of main.bpf.c): the per-CPU counters, each tick group's
+ * counters and histograms of start lateness and miss overshoot, and the
+ * ring buffer of deadline misses userspace streams.
+ */
+
+#define STAT_INC(field)                                                        \
+	do {                                                                   \
+		u32 __zero = 0;                                                \
+		struct cpu_stats *__s = bpf_map_lookup_elem(&stats, &__zero);  \
+		if (__s)                                                       \
+			__s->field++;                                          \
+	} while (0)
+
+static struct group_stats *lookup_group_stats(s32 group)
+{
+	u32 g = group;
+
+	if (g >= MAX_GROUPS)
+		return NULL;
+	return bpf_map_lookup_elem(&group_stats, &g);
+}
+
+/* Log-linear histogram bucket of @ns (see intf.h; stats::bucket_of). */
+static u32 hist_bucket(u64 ns)
+{
+	u64 us = ns / 1000;
+	u32 e, b;
+
+	if (us < HIST_SUB)
+		return us;
+	/* floor(log2(us)): scx's log2_u64() returns the bit length, one more */
+	e = log2_u64(us) - 1;
+	b = HIST_SUB + (e - HIST_SUB_BITS) * HIST_SUB + ((us >> (e - HIST_SUB_BITS)) & (HIST_SUB - 1));
+	return b < NR_HIST_BUCKETS ? b : NR_HIST_BUCKETS - 1;
+}
+
+/*
+ * A tick starts at @start (@grid on the period grid) with @deadline:
+ * counted, not yet on a CPU.
+ */
+static void count_tick(struct group_stats *gs)
+{
+	STAT_INC(ticks);
+	if (gs)
+		gs->ticks++;
+}
+
+static void count_stolen(struct task_ctx *tctx)
+{
+	struct group_stats *gs;
+
+	STAT_INC(dispatch_stolen);
+	tctx->stolen = true;
+	if ((gs = lookup_group_stats(tctx->group)))
+		gs->steals++;
+}
+
+/* The tick got its first CPU: record its start lateness. */
+static void account_start(struct task_ctx *tctx, u64 now)
+{
+	struct group_stats *gs = lookup_group_stats(tctx->group);
+	u64 lateness = elapsed(now, tctx->tick_start);
+
+	if (lateness >= LATE_START_NS)
+		STAT_INC(late_starts);
+	if (!gs)
+		return;
+	if (lateness >= LATE_START_NS)
+		gs->late_starts++;
+	gs->lateness_hist[hist_bucket(lateness) & (NR_HIST_BUCKETS - 1)]++;
+	gs->lateness_sum_ns += lateness;
+	if (lateness > gs->lateness_max_ns)
+		gs->lateness_max_ns = lateness;
+}
+
+/*
+ * The tick ends at @now: count a deadline miss once per tick, with the
+ * overshoot at its end, and stream it.
+ */
+static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	struct group_stats *gs;
+	struct miss_event *e;
+	u64 over;
+
+	struct proc_tick *pt;
+	u64 prev;
+
+	if (SCX_TICK_BREAK_NOMISS || tctx->missed || !time_after(now, tctx->deadline))
+		return;
+	tctx->missed = true;
+	/* a process's tick is missed once, whichever of its threads is late */
+	if ((pt = proc_tick_of(p, tctx->group))) {
+		prev = pt->missed_grid;
+		if (!time_after(tctx->grid, prev) ||
+		    __sync_val_compare_and_swap(&pt->missed_grid, prev, tctx->grid) != prev)
+			return;
+	}
+	over = now - tctx->deadline;
+	STAT_INC(misses);
+	if ((gs = lookup_group_stats(tctx->group))) {
+		gs->misses++;
+		gs->overshoot_hist[hist_bucket(over) & (NR_HIST_BUCKETS - 1)]++;
+		gs->overshoot_sum_ns += over;
+		if (over > gs->overshoot_max_ns)
+			gs->overshoot_max_ns = over;
+	}
+	e = bpf_ringbuf_reserve(&miss_events, sizeof(*e), 0);
+	if (!e)
+		return; /* the reader is behind: the counters above still count it */
+	e->at_ns = now;
+	e->deadline_ns = tctx->deadline;
+	e->overshoot_ns = over;
+	e->tid = p->pid;
+	e->cpu = scx_bpf_task_cpu(p);
+	e->group = tctx->group;
+	e->stolen = tctx->stolen;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
+	bpf_ringbuf_submit(e, 0);
+}

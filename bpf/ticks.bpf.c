@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The tick model (part of main.bpf.c): the tick a runner's wake-up belongs
+ * to on its group's period grid, its deadline or the hint the runner
+ * published, the tick a process's threads share, replenishment past a
+ * deadline, the queue key, and the MSPT that predicts a tick's CPU time.
+ */
+
+static bool has_hint_slot(struct task_struct *p, s32 group)
+{
+	u32 tid = p->pid;
+	struct hint_slot_ref *ref = bpf_map_lookup_elem(&hint_slots, &tid);
+
+	return ref && ref->group == (u32)group;
+}
+
+/*
+ * The deadline hint a registered runner left for this tick, taken (the slot
+ * is cleared: one hint, one tick), in CLOCK_MONOTONIC like clock_now(). A
+ * hint more than two periods old (stale: a server that is behind publishes
+ * deadlines just past, and the scheduler may see one a period after it was
+ * written) or further ahead than
+ * HINT_MAX_AHEAD_PERIODS periods (absurd) is ignored: 0.
+ */
+static u64 take_hint(struct task_struct *p, s32 group, u64 now, struct group_stats *gs)
+{
+	struct hint_slot_ref *ref;
+	u32 tid = p->pid, slot;
+	u64 *hint, h, period = group_period(group);
+	void *slots;
+	s64 ahead;
+
+	ref = bpf_map_lookup_elem(&hint_slots, &tid);
+	if (!ref || ref->group != (u32)group)
+		return 0;
+	slots = bpf_map_lookup_elem(&group_hints, &ref->group);
+	if (!slots)
+		return 0;
+	slot = ref->slot;
+	hint = bpf_map_lookup_elem(slots, &slot);
+	if (!hint)
+		return 0;
+	h = *hint;
+	if (!h)
+		return 0;
+	*hint = 0;
+	ahead = (s64)(h - now);
+	if (ahead < -(s64)(2 * period) || ahead > (s64)(period * HINT_MAX_AHEAD_PERIODS)) {
+		if (gs)
+			gs->hints_ignored++;
+		return 0;
+	}
+	if (gs)
+		gs->hints_used++;
+	return h;
+}
+
+/*
+ * A runner's key in the EDF queues: its deadline plus the CPU time this
+ * tick has had (@ran: of the stint in progress). Runners with close
+ * deadlines then take turns, a quantum each: the one that ran falls behind
+ * the ones that waited, so stacked runners share the CPUs (as McNaughton's
+ * schedule does) instead of the last of them ending late, while deadlines
+ * further apart than a tick's work keep EDF order. (Less a prediction of
+ * the work left, i.e. least laxity, would favour the runners that got the
+ * most CPU before: among runners that never sleep, one took 5 x the
+ * others' ticks.) Mirrors dispatch::queue_key().
+ */
+static u64 runner_key(struct task_ctx *tctx, u64 ran)
+{
+	u64 key;
+
+	if (SCX_TICK_BREAK_FIFO)
+		return tctx->tick_start;
+	key = tctx->deadline + tctx->tick_runtime + ran;
+	/*
+	 * Overrun work (replenish()) ranks a period behind on-time work: one
+	 * server that is always behind (a lag machine) would otherwise, on its
+	 * replenished deadlines, hold CPUs ahead of a neighbour's fresh ticks
+	 * for up to a period (beside 3 runners that never sleep, 4 others of
+	 * 12 ms missed 50 % of their ticks). It still goes before later
+	 * periods' ticks, and overrun runners take turns among themselves.
+	 * Mirrors dispatch::overrun_key().
+	 */
+	if (tctx->overrun && !SCX_TICK_BREAK_NODEMOTE)
+		key += group_period(tctx->group);
+	return key;
+}
+
+static u64 queue_key(struct task_ctx *tctx)
+{
+	return runner_key(tctx, 0);
+}
+
+static u64 ewma(u64 avg, u64 sample)
+{
+	return avg ? (avg * 3 + sample) / 4 : sample;
+}
+
+/* The runner's MSPT learns from each tick's CPU time. */
+static void learn_mspt(struct task_ctx *tctx)
+{
+	tctx->mspt = ewma(tctx->mspt, tctx->tick_runtime);
+	tctx->tick_runtime = 0;
+}
+
+/* The runner's tick is the one at @grid from @start, due at @deadline. */
+static void set_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline)
+{
+	tctx->tick_start = start;
+	tctx->grid = grid;
+	tctx->deadline = deadline;
+	tctx->in_tick = true;
+	tctx->started = false;
+	tctx->missed = false;
+	tctx->stolen = false;
+	tctx->overrun = false;
+	tctx->replenished = false;
+}
+
+static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
+		       struct group_stats *gs)
+{
+	set_tick(tctx, start, grid, deadline);
+	count_tick(gs);
+}
+
+/* A hint starts a tick at @now with the published deadline. */
+static void begin_hinted_tick(struct task_ctx *tctx, u64 now, u64 hint, struct group_stats *gs)
+{
+	learn_mspt(tctx);
+	begin_tick(tctx, now, now, hint, gs);
+}
+
+/* A tick that had @runtime of CPU time had what its ticks usually take. */
+static bool done_at(u64 runtime, u64 mspt)
+{
+	return runtime * 8 >= mspt * 7;
+}
+
+static bool tick_done(struct task_ctx *tctx)
+{
+	return done_at(tctx->tick_runtime, tctx->mspt);
+}
+
+/*
+ * A thread's wake-up finds the work of its tick done: it had its usual CPU
+ * time, or the tick began at a replenishment (the CPU time since was the
+ * late tick's; the wake-up that follows its sleep begins new work). Kept
+ * going, a replenished tick took the next on-time wake-up for its own, and
+ * a tick that woke late (an emulated timer fired 34 ms late) passed its
+ * deadline's offset on to every replenished tick after it: 24 misses in a
+ * row where the server kept its ticks (vm/stats_follow_the_period_grid).
+ */
+static bool wake_done(struct task_ctx *tctx)
+{
+	return tick_done(tctx) || tctx->replenished;
+}
+
+/*
+ * The tick a wake-up at @now belongs to, from the group's period grid
+ * (mirrors dispatch::wake(), which says why): 0 if it continues the tick
+ * in progress (a runner blocked mid-tick keeps its deadline), else where
+ * the next tick starts on the grid, also in @grid.
+ */
+static bool grid_tick_at(u64 tick_grid, u64 period, u64 now, bool done, u64 *grid)
+{
+	u64 point, d;
+
+	if (period < MIN_RUNNER_SLICE_NS)
+		period = MIN_RUNNER_SLICE_NS;
+	*grid = now;
+	if (!tick_grid || SCX_TICK_BREAK_WAKETICKS)
+		return true;
+	if (time_before(now, tick_grid))
+		return false;
+	d = now - tick_grid;
+	if (d < period / 2 || (d < period - period / 8 && !done))
+		return false;
+	/* the grid point at or before the wake-up, or the next one: early */
+	point = tick_grid + (d + period / 8) / period * period;
+	if (d < period)
+		point = tick_grid + period;
+	/* the phase moves an eighth of the way to the wake-up */
+	if (time_before(now, point))
+		*grid = point - (point - now) / 8;
+	else
+		*grid = point + (now - point) / 8;
+	return true;
+}
+
+/*
+ * A thread's wake-up at @now: as grid_tick_at(), except that a guessed
+ * phase (tctx->grid_guess: the first wake-up that put the thread on the
+ * grid, at a latch or barrier of its server's start-up, not at a tick)
+ * gives way to the next wake-up a quarter period or more after it.
+ * Mirrors dispatch::thread_wake(), which says why.
+ */
+static bool grid_tick(struct task_ctx *tctx, u64 now, bool done, u64 *grid)
+{
+	u64 period = group_period(tctx->group);
+
+	if (period < MIN_RUNNER_SLICE_NS)
+		period = MIN_RUNNER_SLICE_NS;
+	if (tctx->grid_guess && tctx->grid && !time_before(now, tctx->grid) &&
+	    now - tctx->grid >= period / 4) {
+		*grid = now;
+		return true;
+	}
+	return grid_tick_at(tctx->grid, period, now, done, grid);
+}
+
+/*
+ * The deadline of a tick that starts at @now, @grid on the grid: relative
+ * to its grid point when it starts early (a tick that started at a wake-up
+ * before its grid point, with an earlier deadline, became a late one),
+ * never earlier than the wake-up's own. Mirrors dispatch::wake().
+ */
+static u64 tick_deadline(s32 group, u64 now, u64 grid)
+{
+	return (time_after(grid, now) ? grid : now) + group_deadline(group);
+}
+
+/*
+ * The EDF key a runner waking at @now would have, without a hint: the tick
+ * in progress keeps its key (deadline plus the CPU time it had), a new tick
+ * has had no CPU time yet.
+ */
+static u64 wake_key(struct task_ctx *tctx, u64 now)
+{
+	u64 grid;
+
+	if (tctx->in_tick || !grid_tick(tctx, now, wake_done(tctx), &grid))
+		return runner_key(tctx, 0);
+	return now + group_deadline(tctx->group);
+}
+
+/*
+ * A tick starts (a wake-up outside the tick in progress, a runnable task
+ * that becomes a runner, a new thread) at @now, @grid on the grid.
+ */
+static void start_tick(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 grid)
+{
+	struct group_stats *gs = lookup_group_stats(tctx->group);
+	u64 deadline, hint;
+
+	learn_mspt(tctx);
+	hint = take_hint(p, tctx->group, now, gs);
+	if (hint)
+		grid = now;
+	deadline = hint ?: tick_deadline(tctx->group, now, grid);
+	begin_tick(tctx, now, grid, deadline, gs);
+}
+
+/*
+ * The process's tick moves from the one at @from to a new one at @grid
+ * with @deadline: counted once, by the thread whose compare-and-swap wins.
+ */
+static void proc_tick_begin(struct proc_tick *pt, u64 from, u64 grid, u64 deadline,
+			    struct group_stats *gs)
+{
+	if (__sync_val_compare_and_swap(&pt->grid, from, grid) != from)
+		return; /* another thread of the process started it */
+	pt->deadline = deadline;
+	pt->deadline_grid = grid;
+	count_tick(gs);
+}
+
+/*
+ * The thread works for its process's tick from @start: its deadline, and
+ * its own CPU time in it from zero when it is a tick it had not joined.
+ * @deadline: its own, if the tick's is not written yet.
+ */
+static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 start, u64 deadline)
+{
+	u64 grid = pt->grid;
+
+	if (pt->deadline_grid == grid && !SCX_TICK_BREAK_NOINHERIT)
+		deadline = pt->deadline;
+	if (grid != tctx->grid || !tctx->in_tick) {
+		if (grid != tctx->grid) {
+			learn_mspt(tctx);
+			tctx->started = false;
+			tctx->missed = false;
+			tctx->stolen = false;
+			tctx->overrun = false;
+			tctx->replenished = false;
+		}
+		tctx->grid = grid;
+	}
+	tctx->deadline = deadline;
+	tctx->in_tick = true;
+	tctx->tick_start = start;
+}
+
+/*
+ * A thread @p of its process tick @pt is awake from @now on.
+ * Returns whether it woke the process after a quarter period or more
+ * asleep in all: between the steps of a tick server (its step is a busy
+ * spell of its threads; a wake-up blocked mid-step is short, or another
+ * thread is busy).
+ */
+static bool proc_awake(struct task_struct *p, struct task_ctx *tctx, struct proc_tick *pt, u64 now)
+{
+	if (tctx->proc_key)
+		return false; /* counted already */
+	tctx->proc_key = proc_tick_key(p, tctx->group);
+	if (__sync_fetch_and_add(&pt->busy, 1) > 0)
+		return false;
+	return elapsed(now, pt->idle_since) >= group_period(tctx->group) / 4;
+}
+
+/* A thread counted busy by proc_awake() goes to sleep at @now. */
+static void proc_asleep(struct task_ctx *tctx, u64 now)
+{
+	struct proc_tick *pt = bpf_map_lookup_elem(&proc_ticks, &tctx->proc_key);
+
+	tctx->proc_key = 0;
+	if (pt && __sync_fetch_and_sub(&pt->busy, 1) == 1)
+		pt->idle_since = now;
+}
+
+/*
+ * The process woke after a quiet spell at @now, @from the grid of its
+ * tick in progress: its next step starts here. Within a quarter period of
+ * a grid point (clocks read on different CPUs, a helper that wakes just
+ * before the clock, a timer the emulated guest fired 9 ms late) the phase
+ * moves an eighth of the way, as grid_tick_at() moves it; farther off the
+ * grid was wrong (set at a start-up wake-up, or the server changed its
+ * phase) and the step sets it.
+ */
+static u64 step_grid(u64 from, u64 period, u64 now)
+{
+	u64 point = from + (now - from + period / 2) / period * period;
+
+	if (time_before(now, point))
+		return point - now <= period / 4 ? point - (point - now) / 8 : now;
+	return now - point <= period / 4 ? point + (now - point) / 8 : now;
+}
+
+/*
+ * A thread of a tick = "process" group wakes (or becomes a runner): the
+ * process's step and grid decide. A wake-up that ends a quiet spell of
+ * the whole process (@fresh, proc_awake()) at least an eighth of a period
+ * into its tick starts the next (the server's steps set the phase: a grid
+ * guessed at a start-up wake-up and moved an eighth per tick kept the
+ * process's deadlines up to 30 ms off its steps for a second); any other
+ * starts one only near the next grid point or later, as grid_tick() does
+ * for a thread whose work is not done: CPU time says nothing of a step's
+ * end here (the process's in all took the last thread's mid-step wake-up
+ * for the next step, and a thread's own part, learnt from ticks split
+ * that way, did too). It joins the
+ * tick in progress or starts the next. Returns the grid the decision was
+ * made from (for the trace), the start in @grid (0: joins or continues),
+ * in @done whether the work of that tick looked done. Mirrors
+ * dispatch::ProcessTick::wake().
+ */
+static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt, u64 now,
+				     bool fresh, u64 *grid, bool *done)
+{
+	u64 from = pt->grid, deadline = now + group_deadline(tctx->group);
+	u64 period = group_period(tctx->group);
+	bool starts;
+
+	if (period < MIN_RUNNER_SLICE_NS)
+		period = MIN_RUNNER_SLICE_NS;
+	*done = tick_done(tctx);
+	if (fresh && from && !time_before(now, from) && now - from >= period / 8 &&
+	    !SCX_TICK_BREAK_NOSTEPS) {
+		*grid = step_grid(from, period, now);
+		starts = true;
+	} else {
+		/*
+		 * Blocked part-way through its own work for an earlier tick of
+		 * the process (another thread started the next): it keeps that
+		 * tick and its deadline, as a thread-ticked runner does (its
+		 * miss counts).
+		 */
+		if (tctx->grid && tctx->grid != from && !*done && !grid_tick(tctx, now, false, grid)) {
+			tctx->in_tick = true;
+			tctx->tick_start = now;
+			*grid = 0;
+			return tctx->grid;
+		}
+		/* not a step's start: near the next grid point, or later */
+		*done = false;
+		starts = grid_tick_at(from, period, now, false, grid);
+	}
+	if (starts) {
+		deadline = tick_deadline(tctx->group, now, *grid);
+		proc_tick_begin(pt, from, *grid, deadline, lookup_group_stats(tctx->group));
+	} else {
+		*grid = 0;
+	}
+	proc_tick_join(tctx, pt, now, deadline);
+	return from;
+}
+
+/* CPU time a runner had in its tick. */
+static void add_runtime(struct task_ctx *tctx, u64 ns)
+{
+	tctx->tick_runtime += ns;
+}
+
+/*
+ * A runner wakes: it continues the tick in progress (blocked mid-tick on a
+ * lock, a condition variable, a receive timeout: same tick, same deadline,
+ * not counted again; a hint it published since starts a new one when it
+ * runs) or starts the next tick on the grid.
+ */
+static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	u64 grid, before = tctx->grid;
+	bool done = wake_done(tctx), guess = tctx->grid_guess;
+	struct proc_tick *pt;
+
+	if (tctx->last_wake) {
+		u64 interval = elapsed(now, tctx->last_wake);
+
+		tctx->wake_interval = tctx->wake_interval ?
+			(tctx->wake_interval * 3 + interval) / 4 : interval;
+	}
+	tctx->last_wake = now;
+	if (has_hint_slot(p, tctx->group)) {
+		/* a runner that publishes hints: a new hint is a new tick, nothing else */
+		struct group_stats *gs = lookup_group_stats(tctx->group);
+		u64 hint = take_hint(p, tctx->group, now, gs);
+
+		if (hint) {
+			begin_hinted_tick(tctx, now, hint, gs);
+		} else {
+			tctx->in_tick = true;
+			tctx->tick_start = now;
+		}
+		return;
+	}
+	if ((pt = proc_tick_of(p, tctx->group))) {
+		bool fresh = proc_awake(p, tctx, pt, now);
+
+		before = proc_wake(tctx, pt, now, fresh, &grid, &done);
+		trace_wake(p, tctx, now, before, grid, done, false);
+		return;
+	}
+	if (!grid_tick(tctx, now, done, &grid)) {
+		tctx->in_tick = true;
+		tctx->tick_start = now; /* start lateness and stealing count from here */
+		trace_wake(p, tctx, now, before, 0, done, guess);
+		return;
+	}
+	start_tick(p, tctx, now, grid);
+	tctx->grid_guess = !before; /* the first grid is a guess */
+	trace_wake(p, tctx, now, before, tctx->grid, done, guess);
+}
+
+/*
+ * Still running or runnable at its deadline: the tick is missed, and the
+ * next one starts on the group's period grid, its deadline whole periods
+ * later (SCHED_DEADLINE's replenishment), so runners sharing a CPU take
+ * turns and none waits unboundedly. A runner that publishes deadline hints
+ * starts a new tick only with a new hint; without one its tick goes on and
+ * only its scheduling deadline moves. Mirrors dispatch::replenish().
+ */
+static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now, bool ran_on)
+{
+	struct group_stats *gs = lookup_group_stats(tctx->group);
+	u64 period = group_period(tctx->group), k, hint;
+	/*
+	 * Overrun: on a CPU at its deadline a second time without sleeping
+	 * (its own work overran a whole period, not a late start), or work
+	 * that was overrun already. A tick that only started late and runs
+	 * past its deadline once is not: demoted, it would end later still,
+	 * and so would the runner's next ticks.
+	 */
+	bool overrun = tctx->overrun || (ran_on && tctx->replenished);
+	struct proc_tick *pt;
+	/* a tick off the grid (a new thread's) puts the grid at its start */
+	u64 grid = tctx->grid ?: tctx->tick_start;
+
+	account_miss(p, tctx, now);
+	if (period < MIN_RUNNER_SLICE_NS)
+		period = MIN_RUNNER_SLICE_NS;
+	k = 1 + elapsed(now, tctx->deadline) / period;
+	if (has_hint_slot(p, tctx->group)) {
+		hint = take_hint(p, tctx->group, now, gs);
+		if (!hint) {
+			tctx->deadline += k * period;
+			tctx->overrun = overrun;
+			tctx->replenished = true;
+			return;
+		}
+		begin_hinted_tick(tctx, now, hint, gs);
+		return; /* a new hint: a fresh tick */
+	} else if ((pt = proc_tick_of(p, tctx->group))) {
+		/* the process's next tick, unless another of its threads moved it on */
+		proc_tick_begin(pt, tctx->grid, grid + k * period, tctx->deadline + k * period, gs);
+		proc_tick_join(tctx, pt, grid + k * period, tctx->deadline + k * period);
+		/*
+		 * Not demoted: a thread of a process tick works for the step its
+		 * threads share, and demoting one made the step miss where the
+		 * server kept its steps (vm/stats_follow_the_period_grid's
+		 * process case counted 60 and 121 misses for none).
+		 */
+		overrun = false;
+	} else {
+		learn_mspt(tctx);
+		begin_tick(tctx, grid + k * period, grid + k * period, tctx->deadline + k * period, gs);
+	}
+	tctx->overrun = overrun;
+	tctx->replenished = true;
+}
+
+/*
+ * A runner that publishes deadline hints and did not sleep: a new hint seen
+ * while it runs ends its tick (a miss if late) and starts the next with the
+ * published deadline. Seen at each start and stop on a CPU.
+ */
+static void take_hint_mid_run(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	struct group_stats *gs;
+	u64 hint;
+
+	if (!tctx->in_tick || !has_hint_slot(p, tctx->group))
+		return;
+	gs = lookup_group_stats(tctx->group);
+	hint = take_hint(p, tctx->group, now, gs);
+	if (!hint)
+		return;
+	account_miss(p, tctx, now);
+	begin_hinted_tick(tctx, now, hint, gs);
+}
+
+/*
+ * The slice ends at the deadline: then the next tick competes again
+ * (replenish). Mirrors dispatch::runner_slice().
+ */
+static u64 runner_slice(struct task_ctx *tctx, u64 now)
+{
+	u64 slice = elapsed(tctx->deadline, now);
+
+	return slice > MIN_RUNNER_SLICE_NS ? slice : MIN_RUNNER_SLICE_NS;
+}
+
+/* A runner has its CPU from @now: what the CPU runs, and its slice. */
+static void runner_on_cpu(struct task_struct *p, struct task_ctx *tctx, struct cpu_ctx *cctx,
+			  u64 now)
+{
+	cctx->running_key = queue_key(tctx);
+	cctx->running_left = tctx->mspt > tctx->tick_runtime ? tctx->mspt - tctx->tick_runtime : 0;
+	cctx->running_since = now;
+	p->scx.slice = runner_slice(tctx, now);
+}

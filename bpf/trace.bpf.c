@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The decision trace (part of main.bpf.c; tests only): the polls of a CPU
+ * for a runner (below), the turn checks of ops.tick (trace_yield()) and
+ * the runners' wake-ups (trace_wake()).
+ */
+
+/*
+ * --trace-decisions (tests only): each poll for a runner records its inputs
+ * and its pick, which src/model/trace.rs replays through dispatch::poll() and
+ * dispatch::poll_spill(). Without the flag tracing() is NULL and the
+ * verifier drops the rest.
+ */
+static struct decision *tracing(void)
+{
+	u32 zero = 0;
+
+	return trace_decisions ? bpf_map_lookup_elem(&decision_buf, &zero) : NULL;
+}
+
+static void trace_head(struct trace_head *h, struct task_struct *p, s32 queue, u64 ahead,
+		       bool may_run)
+{
+	struct task_ctx *tctx = p ? lookup_task_ctx(p) : NULL;
+
+	h->queue = queue;
+	h->present = p && tctx && may_run;
+	h->deadline = p ? p->scx.dsq_vtime : 0;
+	h->tick_start = tctx ? tctx->tick_start : 0;
+	h->ahead = ahead;
+}
+
+static struct decision *trace_begin(s32 me, struct cpu_ctx *cctx, u64 now)
+{
+	struct decision *d = tracing();
+
+	if (!d)
+		return NULL;
+	d->now = now;
+	d->steal_threshold_ns = steal_threshold_ns;
+	d->me = me;
+	d->nr_tick_cpus = nr_tick_cpus;
+	d->work_stealing = work_stealing;
+	d->rr_before = cctx->steal_rr;
+	d->kind = TRACE_POLL;
+	d->pick = -1;
+	d->victim = -1;
+	d->raced = 0;
+	d->nr_probed = 0;
+	d->local.present = 0;
+	d->global.present = 0;
+	return d;
+}
+
+/* The poll's first pick is its decision; @ok: its move worked (else later steps ran). */
+static void trace_pick(s32 pick, s32 victim, bool ok)
+{
+	struct decision *d = tracing();
+
+	if (!d || d->pick >= 0)
+		return;
+	d->pick = pick;
+	d->victim = victim;
+	d->raced = !ok;
+}
+
+/* A steal candidate looked at (@p: its head, NULL: empty). */
+static void trace_probe(struct task_struct *p, s32 victim, u64 ahead, bool may_run)
+{
+	struct decision *d = tracing();
+	u32 n;
+
+	/* probes after a raced pick are not the decision's */
+	if (!d || d->pick >= 0)
+		return;
+	n = d->nr_probed;
+	if (n >= MAX_PROBES)
+		return;
+	trace_head(&d->probed[n & (MAX_PROBES - 1)], p, tick_index(victim), ahead, may_run);
+	d->nr_probed = n + 1;
+}
+
+static void trace_end(struct cpu_ctx *cctx)
+{
+	struct decision *d = tracing();
+
+	if (!d)
+		return;
+	if (d->pick < 0)
+		d->pick = TRACE_NOTHING;
+	d->rr_after = cctx->steal_rr;
+	if (bpf_ringbuf_output(&decisions, d, sizeof(*d), 0))
+		__sync_fetch_and_add(&decisions_dropped, 1);
+}
+
+/* --trace-decisions: a wake-up's tick, before (@grid_before) and after. */
+static __always_inline void trace_wake(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 grid_before,
+		       u64 grid_after, bool done, bool guess)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
+	struct decision *d;
+
+	if (!trace_decisions || !cctx || !(d = trace_begin(-1, cctx, now)))
+		return;
+	d->kind = TRACE_WAKEUP;
+	d->grid_before = grid_before;
+	d->period_ns = group_period(tctx->group);
+	d->rel_deadline_ns = group_deadline(tctx->group);
+	d->grid_after = grid_after;
+	d->deadline_after = tctx->deadline;
+	d->tid = p->pid;
+	d->work_done = done;
+	d->grid_guess = guess;
+	trace_end(cctx);
+}
+
+/* --trace-decisions: ops.tick's inputs and whether the runner yielded. */
+static __always_inline void trace_yield(s32 cpu, struct cpu_ctx *cctx, u64 now, s32 q,
+					struct task_struct *queued, struct task_struct *global,
+					u64 key, u64 ran, bool parked, bool yielded)
+{
+	struct decision *d = trace_begin(tick_index(cpu), cctx, now);
+
+	if (!d)
+		return;
+	d->kind = TRACE_YIELD;
+	trace_head(&d->local, queued, q >= 0 ? tick_index(q) : -1, 0,
+		   queued && bpf_cpumask_test_cpu(cpu, queued->cpus_ptr));
+	trace_head(&d->global, global, -1, 0, global && bpf_cpumask_test_cpu(cpu, global->cpus_ptr));
+	d->key = key;
+	d->ran = ran;
+	d->parked = parked;
+	d->yielded = yielded;
+	trace_end(cctx);
+}

@@ -1,0 +1,992 @@
+//! The dispatch model's unit tests.
+
+use super::*;
+
+/// A seeded xorshift: `rnd(n)` draws in 0..n, the same every run.
+fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
+#[test]
+fn overrun_work_yields_to_a_neighbours_fresh_tick_but_not_to_later_ones() {
+    const MS: u64 = 1_000_000;
+    const P: u64 = 50 * MS;
+    let t = 1_000 * P;
+    // a server always behind: its tick was on a CPU at its deadline,
+    // 20 ms before a neighbour wakes, and has run 10 ms since
+    let missed = t - 20 * MS;
+    let (_, deadline) = replenish(missed - P, missed, P, missed);
+    // a first miss on a CPU: not yet (a late start), the second: overrun
+    assert!(!overrun_after_miss(false, true, false));
+    let overrun = overrun_after_miss(false, true, true);
+    let key = overrun_key(queue_key(deadline, 10 * MS), overrun, P);
+    let fresh = queue_key(t + P, 0);
+    assert!(
+        preempts(fresh, Some(key)),
+        "the neighbour's fresh tick goes first"
+    );
+    // without the rule the replenished deadline would hold the CPU
+    assert!(!preempts(fresh, Some(queue_key(deadline, 10 * MS))));
+    // it still goes before the neighbour's tick a period later
+    assert!(before(key, queue_key(t + 2 * P, 0)));
+    // its next miss keeps it overrun; a runner that only waited is not
+    assert!(overrun_after_miss(overrun, false, true));
+    assert!(!overrun_after_miss(false, false, true));
+    assert_eq!(overrun_key(key, false, P), key);
+}
+
+#[test]
+fn a_wake_up_inside_the_tick_keeps_its_deadline_and_the_next_tick_stays_on_the_grid() {
+    const P: u64 = 50_000_000;
+    const D: u64 = 40_000_000;
+    let g = 1_000 * P;
+    let at = |grid: u64, now: u64| Wake::Starts {
+        grid,
+        deadline: grid.max(now) + D,
+    };
+    let w = |now, done| wake(Some(g), P, D, now, done);
+    assert_eq!(
+        wake(None, P, D, g + 7, false),
+        at(g + 7, g + 7),
+        "the first tick starts at its wake-up"
+    );
+    // blocked mid-tick: the same tick, however often
+    for d in [0, 1, P / 2 - 1] {
+        assert_eq!(w(g + d, true), Wake::Continues, "{d}");
+    }
+    for d in [P / 2, P - P / 8 - 1] {
+        assert_eq!(w(g + d, false), Wake::Continues, "{d}: work left");
+        assert_eq!(
+            w(g + d, true),
+            at(g + P - (P - d) / 8, g + d),
+            "{d}: work done, an early next tick, the phase an eighth of the way"
+        );
+    }
+    // just before the next grid point: the next tick, early, done or not
+    for done in [false, true] {
+        assert_eq!(w(g + P - P / 8, done), at(g + P - P / 64, g + P - P / 8));
+        assert_eq!(w(g + P - 1, done), at(g + P, g + P - 1));
+    }
+    // a grid point in the future (a tick that started early): still that tick
+    assert_eq!(w(g - 1, true), Wake::Continues);
+    // the next tick on the grid: a late timer moves the phase an eighth of the way
+    for done in [false, true] {
+        assert_eq!(w(g + P, done), at(g + P, g + P));
+        assert_eq!(w(g + P + P / 4, done), at(g + P + P / 32, g + P + P / 4));
+        // idle for ticks: the grid point before it
+        assert_eq!(w(g + 7 * P + 8, done), at(g + 7 * P + 1, g + 7 * P + 8));
+        // far from every grid point (a timer very late, or a new
+        // phase): an eighth of the way from the grid point before it
+        for l in [P / 4 + 1, P / 2, P - P / 8 - 1] {
+            assert_eq!(w(g + 2 * P + l, done), at(g + 2 * P + l / 8, g + 2 * P + l));
+        }
+        // within an eighth of a period before a grid point: early
+        let now = g + 3 * P - P / 8;
+        assert_eq!(w(now, done), at(g + 3 * P - P / 64, now));
+    }
+    // the next on-time wake-up after a very late one is the next tick
+    let late = g + P + P * 7 / 10;
+    let Wake::Starts { grid: g2, .. } = w(late, true) else {
+        panic!()
+    };
+    assert!(matches!(
+        wake(Some(g2), P, D, g + 2 * P, true),
+        Wake::Starts { .. }
+    ));
+    assert!(tick_done(0, 0) && tick_done(7, 8) && !tick_done(6, 8));
+}
+
+#[test]
+fn every_wake_up_is_one_tick_or_part_of_one_and_ticks_follow_the_period() {
+    // a runner that wakes w times per period, at its tick (the timer
+    // up to P/4 late; one tick in 7 up to 4/5 of a period late, alone)
+    // and then mid-tick with work left: one tick per period, never
+    // two, each deadline from its wake-up, the grid near the period's
+    const P: u64 = 50_000_000;
+    let mut rnd = xorshift(0x9e37_79b9_u64);
+    for w in 1..5u64 {
+        let (mut grid, mut ticks) = (None, 0);
+        for t in 0..200u64 {
+            // clocks of different CPUs: up to P/16 early
+            let nominal = 1_000 * P + t * P;
+            let very_late = t % 7 == 3;
+            let tick = nominal - P / 16
+                + if very_late {
+                    P / 2 + rnd(P * 3 / 10)
+                } else {
+                    rnd(P / 4)
+                };
+            let mut wakes = vec![(tick, true)];
+            if !very_late {
+                wakes.extend((1..w).map(|_| (tick + 1 + rnd(P * 5 / 8), false)));
+            }
+            wakes.sort();
+            for (now, done) in wakes {
+                if let Wake::Starts { grid: g, deadline } = wake(grid, P, P, now, done) {
+                    assert_eq!(deadline, g.max(now) + P);
+                    assert!(
+                        g <= now + P / 2 && g + P / 16 >= nominal && g <= nominal + P / 4,
+                        "{t}: {g} {now}"
+                    );
+                    grid = Some(g);
+                    ticks += 1;
+                }
+            }
+        }
+        assert_eq!(ticks, 200, "{w} wake-ups per period");
+    }
+}
+
+#[test]
+fn a_guessed_phase_gives_way_to_the_next_wake_up() {
+    // threads released from a barrier 33 ms before their first tick,
+    // 18 ms of work per tick that starts up to 5 ms late, each
+    // wake-up before the runner's usual CPU time (what BPF saw at
+    // start-up): the guess at the barrier gives way at the first
+    // tick, and no deadline falls before the end of a tick the
+    // server kept
+    const P: u64 = 50_000_000;
+    const MS: u64 = 1_000_000;
+    let due = |t: u64| 1_000 * P + t * P;
+    let mut rnd = xorshift(0x5851_f42d_u64);
+    let (mut grid, mut guess) = (None, false);
+    let on_wake = |now: u64, grid: &mut Option<u64>, guess: &mut bool| {
+        if let Wake::Starts {
+            grid: g,
+            deadline: d,
+        } = thread_wake(*grid, *guess, P, P, now, false)
+        {
+            *guess = grid.is_none();
+            *grid = Some(g);
+            return Some(d);
+        }
+        None
+    };
+    let mut deadline = on_wake(due(0) - 33 * MS, &mut grid, &mut guess).unwrap();
+    assert!(guess, "the first wake-up only guesses");
+    for t in 0..50 {
+        let end = due(t) + rnd(5 * MS) + 18 * MS;
+        deadline = on_wake(due(t) + rnd(MS), &mut grid, &mut guess).unwrap_or(deadline);
+        assert!(
+            !guess && deadline >= end,
+            "{t}: deadline {deadline} before the end {end}"
+        );
+    }
+    // kept, the guess makes the first tick end past its deadline
+    let g = due(0) - 33 * MS;
+    assert_eq!(wake(Some(g), P, P, due(0), false), Wake::Continues);
+    assert!(g + P < due(0) + 18 * MS);
+}
+
+#[test]
+fn a_late_wake_up_does_not_make_later_ticks_miss() {
+    // a runner on a busy machine that sleeps until each tick (its
+    // timer 1-3 ms late) and takes 40 ms for its work; its timer
+    // fires 40 ms late once, and that tick ends 43 ms after it, so the
+    // next begins without a wake-up. Each wake-up comes before the
+    // runner's usual CPU time (the worst case). scx_tick misses what
+    // the runner missed, not a miss per tick from then on
+    const P: u64 = 50_000_000;
+    const MS: u64 = 1_000_000;
+    let count = |replenished_done: bool| {
+        let (mut grid, mut guess, mut deadline) = (None::<u64>, false, 0);
+        let (mut replenished, mut end, mut misses, mut late) = (false, 0, 0, 0);
+        for t in 1..60u64 {
+            let due = 1_000 * P + t * P;
+            let (lateness, wall) = match t {
+                0..3 => (3 * MS, 40 * MS),
+                3 => (40 * MS, 43 * MS),
+                4 => (0, 15 * MS),
+                _ => (MS, 40 * MS),
+            };
+            let begin = if end < due {
+                let now = due + lateness;
+                let done = if replenished_done {
+                    wake_done(0, MS, replenished)
+                } else {
+                    false
+                };
+                if let Wake::Starts {
+                    grid: g,
+                    deadline: d,
+                } = thread_wake(grid, guess, P, P, now, done)
+                {
+                    guess = grid.is_none();
+                    (grid, deadline, replenished) = (Some(g), d, false);
+                }
+                now
+            } else {
+                end
+            };
+            end = begin + wall;
+            late += u64::from(end > due + P);
+            // busy at its deadline: a miss, the next tick on the grid
+            while deadline > begin && deadline <= end {
+                misses += 1;
+                let (g, d) = replenish(grid.unwrap(), deadline, P, deadline);
+                (grid, deadline, replenished) = (Some(g), d, true);
+            }
+        }
+        (misses, late)
+    };
+    let (misses, late) = count(true);
+    assert!(misses <= late + 1, "{misses} misses for {late} late ticks");
+    let (kept, _) = count(false);
+    assert!(
+        kept > late + 10,
+        "the replenished tick kept: {kept} misses for {late}"
+    );
+}
+
+#[test]
+fn a_process_tick_is_one_per_period_whatever_its_threads_do() {
+    // a server: a clock thread wakes at the tick (up to P/8 late) and
+    // works 1 ms; its loop thread wakes 1-4 times per tick (receive
+    // timeouts, the clock's signal), works 10 ms in all, and once in 5
+    // ticks overruns past the deadline; a helper wakes at random
+    const P: u64 = 50_000_000;
+    const MS: u64 = 1_000_000;
+    let mut rnd = xorshift(0x2545_f491_u64);
+    let mut pt = ProcessTick::default();
+    let mut own: [Option<(u64, u64)>; 3] = [None; 3];
+    let (mut ticks, mut misses, mut late) = (0, 0, 0);
+    for t in 0..300u64 {
+        let nominal = 1_000 * P + t * P;
+        let clock = nominal + rnd(P / 8);
+        // (when, CPU time, thread, its part of the step done before)
+        let mut wakes = vec![(clock, MS, 0, true)];
+        let n = 1 + rnd(4);
+        let overrun = t % 5 == 2;
+        for i in 0..n {
+            let at = clock + MS + i * (P / 2 / n) + rnd(MS);
+            let work = if overrun && i == n - 1 {
+                P
+            } else {
+                10 * MS / n
+            };
+            wakes.push((at, work, 1, i == 0));
+        }
+        wakes.push((nominal + rnd(P * 3 / 4), MS / 10, 2, true));
+        wakes.sort();
+        let mut tick_late = false;
+        for (now, work, thread, done) in wakes {
+            let mine = own[thread].map(|(g, d)| (g, d, done));
+            let (grid, deadline, started) = pt.wake(P, P, now, mine, false);
+            own[thread] = Some((grid, deadline));
+            ticks += started as u64;
+            if now + work > deadline && pt.miss(grid) {
+                misses += 1;
+            }
+            tick_late |= now + work > nominal + P + P / 8;
+        }
+        late += tick_late as u64;
+    }
+    assert!((297..=303).contains(&ticks), "{ticks} ticks for 300 steps");
+    assert!(
+        misses * 2 >= late && misses <= late * 2,
+        "{misses} misses for {late} late steps"
+    );
+    // a miss is counted once per tick, whichever thread is late
+    let mut pt = ProcessTick::default();
+    let (grid, deadline, started) = pt.wake(P, P, 7 * P, None, false);
+    assert!(started);
+    assert_eq!(
+        pt.wake(P, P, 7 * P + 3 * MS, None, false),
+        (grid, deadline, false)
+    );
+    // the next tick started by another thread (after a quiet spell of
+    // the process): one blocked part-way through its work for this
+    // tick keeps this tick
+    let (next, _, started) = pt.wake(P, P, 7 * P + 30 * MS, None, true);
+    assert!(started && next > grid);
+    let mid = Some((grid, deadline, false));
+    assert_eq!(
+        pt.wake(P, P, 7 * P + 35 * MS, mid, false),
+        (grid, deadline, false)
+    );
+    // its part done, it joins the process's tick
+    let done = Some((grid, deadline, true));
+    assert_eq!(pt.wake(P, P, 7 * P + 35 * MS, done, false).0, next);
+    assert!(pt.miss(grid) && !pt.miss(grid));
+    // two threads overrun: the process's next tick is started once
+    let mut pt = ProcessTick::default();
+    let (grid, deadline, _) = pt.wake(P, P, 7 * P, None, false);
+    let next = pt.replenish(grid, deadline, P, deadline + MS);
+    assert_eq!(next, (grid + P, deadline + P, true));
+    assert_eq!(
+        pt.replenish(grid, deadline, P, deadline + 2 * MS),
+        (grid + P, deadline + P, false)
+    );
+}
+
+#[test]
+fn a_process_step_is_a_busy_spell_of_its_threads() {
+    // tickload's process case: 3 threads leave a start-up barrier
+    // 20 ms before the first step, then wake at each step (a timer,
+    // now and then 9 ms late), each works in 3 parts blocked 1 ms
+    // apart, slowed by CPU hogs; the slowest thread's last part wakes
+    // late in the step, when the others sleep already
+    const P: u64 = 50_000_000;
+    const MS: u64 = 1_000_000;
+    let mut rnd = xorshift(0x9e37_79b9_u64);
+    let base = 1_000 * P;
+    // (when, thread, wakes (else sleeps), its part of the step done before)
+    let mut events = Vec::new();
+    for thread in 0..3 {
+        events.push((base - 20 * MS, thread, true, true));
+        events.push((base - 20 * MS + MS / 5, thread, false, true));
+    }
+    for t in 0..300u64 {
+        let nominal = base + t * P;
+        let timer = if t % 37 == 5 { 9 * MS } else { rnd(MS / 2) };
+        for thread in 0..3 {
+            let mut at = nominal + timer + rnd(MS / 4);
+            for part in 0..3 {
+                events.push((at, thread, true, part == 0));
+                let stall = rnd(if thread == 2 { 12 * MS } else { 4 * MS });
+                at += 10 * MS / 3 + stall;
+                events.push((at, thread, false, false));
+                at += MS;
+            }
+        }
+    }
+    events.sort();
+    let steps = |pt: &mut ProcessTick, fresh_wakes: bool| {
+        let mut own: [Option<(u64, u64)>; 3] = [None; 3];
+        let (mut ticks, mut worst) = (0, 0);
+        for &(now, thread, wakes, done) in &events {
+            if !wakes {
+                pt.asleep(now);
+                continue;
+            }
+            let fresh = pt.awake(now, P) && fresh_wakes;
+            let mine = own[thread].map(|(g, d)| (g, d, done));
+            let (grid, deadline, started) = pt.wake(P, P, now, mine, fresh);
+            own[thread] = Some((grid, deadline));
+            ticks += started as u64;
+            // a step's deadline is its due time's, or later when its
+            // timer fired late (never earlier than the wake-up's own)
+            let t = now.saturating_sub(base) / P;
+            if now >= base && t % 37 != 5 {
+                worst = worst.max(deadline.abs_diff(base + t * P + P));
+            }
+        }
+        (ticks, worst)
+    };
+    // one tick at the barrier, then one per step, each with its
+    // step's deadline (a 9 ms late timer moves the phase an eighth
+    // of that)
+    let (ticks, worst) = steps(&mut ProcessTick::default(), true);
+    assert_eq!(ticks, 301, "{ticks} ticks for 300 steps and a start");
+    assert!(worst <= 2 * MS, "a deadline {worst} ns off its step's");
+    // the grid alone: the barrier's phase stays, 20 ms off
+    let (_, worst) = steps(&mut ProcessTick::default(), false);
+    assert!(worst > 10 * MS, "{worst}");
+}
+
+#[test]
+fn a_runner_preempts_other_work_and_later_deadlines_only() {
+    assert!(preempts(10, None));
+    assert!(preempts(10, Some(10 + RUNNER_QUANTUM_NS + 1)));
+    // in phase: turns after a quantum, not a preemption at once
+    assert!(!preempts(10, Some(11)));
+    assert!(!preempts(10, Some(10 + RUNNER_QUANTUM_NS)));
+    assert!(!preempts(12, Some(11)));
+}
+
+const MS: u64 = 1_000_000;
+const NOW: u64 = 1000 * MS;
+const POLICY: Policy = Policy {
+    work_stealing: true,
+    steal_threshold_ns: 3 * MS,
+};
+
+fn head(deadline: u64, tick_start: u64) -> Option<Head> {
+    Some(Head {
+        deadline,
+        tick_start,
+        ahead: 0,
+    })
+}
+
+fn behind(h: Option<Head>, ahead: u64) -> Option<Head> {
+    h.map(|h| Head { ahead, ..h })
+}
+
+/// Poll tick CPU 0 of `queues.len()` with the given queues.
+fn poll_with(policy: Policy, queues: &[Option<Head>], global: Option<Head>) -> Pick {
+    let mut rr = 0;
+    poll(policy, NOW, 0, queues.len(), &mut rr, global, &|i| {
+        queues[i]
+    })
+}
+
+#[test]
+fn other_work_is_owed_a_cpu_only_after_it_waited_a_period_without_it() {
+    let t = OTHER_SHARE_PERIOD_NS;
+    assert!(!other_owed(0, t, Some(0)), "exactly one period: not yet");
+    assert!(other_owed(0, t + 1, Some(0)));
+    assert!(!other_owed(0, 10 * t, None), "nothing waits: nothing owed");
+    // a task queued a moment ago is not starved, however long the CPU ran runners
+    assert!(!other_owed(0, 10 * t, Some(10 * t - 1000)));
+    // other work started here recently: the debt is paid
+    assert!(!other_owed(5 * t, 5 * t + 1000, Some(0)));
+    // stamps from another CPU a little ahead are no debt
+    assert!(!other_owed(t + 10, t, Some(0)));
+    assert!(!other_owed(0, t, Some(t + 10)));
+}
+
+#[test]
+fn a_clock_a_little_behind_is_no_lateness() {
+    assert_eq!(elapsed(NOW, NOW + 5), 0);
+    assert_eq!(elapsed(NOW + 5, NOW), 5);
+    // a stamp from a CPU slightly ahead: not late, let alone stealable
+    assert!(!is_stealable(NOW + 1000, NOW, 0, 3 * MS));
+    assert!(!is_overdue(head(NOW + 1, 0).unwrap(), NOW));
+}
+
+#[test]
+fn both_overdue_the_earlier_deadline_wins() {
+    let early = head(NOW - 10 * MS, NOW - 60 * MS);
+    let late = head(NOW - 5 * MS, NOW - 55 * MS);
+    assert_eq!(poll_with(POLICY, &[early, None], late), Pick::Local);
+    assert_eq!(poll_with(POLICY, &[late, None], early), Pick::Global);
+    // tie: local
+    assert_eq!(poll_with(POLICY, &[early, None], early), Pick::Local);
+}
+
+#[test]
+fn an_overdue_head_beats_an_earlier_or_stealable_one() {
+    let overdue = head(NOW - MS, NOW - 51 * MS);
+    let fresh = head(NOW + 40 * MS, NOW - 10 * MS);
+    let stealable = head(NOW + 30 * MS, NOW - 20 * MS);
+    assert_eq!(poll_with(POLICY, &[overdue, stealable], fresh), Pick::Local);
+    assert_eq!(
+        poll_with(POLICY, &[fresh, stealable], overdue),
+        Pick::Global
+    );
+}
+
+#[test]
+fn neither_overdue_a_stealable_candidate_is_taken() {
+    let mine = head(NOW + 45 * MS, NOW - MS);
+    let theirs = head(NOW + 46 * MS, NOW - 4 * MS);
+    assert_eq!(poll_with(POLICY, &[mine, theirs], None), Pick::Steal(1));
+}
+
+#[test]
+fn a_candidate_predicted_to_start_late_is_stolen_before_it_is_late() {
+    let mine = head(NOW + 45 * MS, NOW - MS);
+    // woke 1 ms ago, 20 ms of another runner's work ahead of it
+    let theirs = behind(head(NOW + 49 * MS, NOW - MS), 20 * MS);
+    assert_eq!(poll_with(POLICY, &[mine, theirs], None), Pick::Steal(1));
+    // 1 ms ahead: predicted to start within the threshold, never stolen
+    let soon = behind(head(NOW + 49 * MS, NOW - MS), MS);
+    assert_eq!(poll_with(POLICY, &[mine, soon], None), Pick::Local);
+}
+
+#[test]
+fn a_local_head_late_enough_to_be_stolen_goes_before_a_candidate() {
+    let mine = head(NOW + 45 * MS, NOW - 5 * MS);
+    let theirs = head(NOW + 40 * MS, NOW - 10 * MS);
+    assert_eq!(poll_with(POLICY, &[mine, theirs], None), Pick::Local);
+    // within the threshold, it waits for its own CPU: the candidate first
+    let fresh = head(NOW + 45 * MS, NOW - 3 * MS);
+    assert_eq!(poll_with(POLICY, &[fresh, theirs], None), Pick::Steal(1));
+}
+
+#[test]
+fn a_candidate_at_or_below_the_threshold_is_not_stolen() {
+    let mine = head(NOW + 45 * MS, NOW - MS);
+    let theirs = head(NOW + 10 * MS, NOW - 3 * MS);
+    assert_eq!(poll_with(POLICY, &[mine, theirs], None), Pick::Local);
+    assert_eq!(poll_with(POLICY, &[None, theirs], None), Pick::Nothing);
+}
+
+#[test]
+fn stealing_off_never_steals() {
+    let off = Policy {
+        work_stealing: false,
+        ..POLICY
+    };
+    let theirs = head(NOW + 10 * MS, NOW - 30 * MS);
+    assert_eq!(poll_with(off, &[None, theirs, theirs], None), Pick::Nothing);
+    let mut rr = 0;
+    assert_eq!(
+        poll_spill(off, NOW, 2, &mut rr, None, &|_| theirs),
+        Pick::Nothing
+    );
+}
+
+#[test]
+fn neither_overdue_the_earlier_head_wins() {
+    let a = head(NOW + 10 * MS, NOW);
+    let b = head(NOW + 20 * MS, NOW);
+    assert_eq!(poll_with(POLICY, &[a, None], b), Pick::Local);
+    assert_eq!(poll_with(POLICY, &[b, None], a), Pick::Global);
+    assert_eq!(poll_with(POLICY, &[None, None], a), Pick::Global);
+    assert_eq!(poll_with(POLICY, &[a, None], None), Pick::Local);
+    assert_eq!(poll_with(POLICY, &[None, None], None), Pick::Nothing);
+}
+
+#[test]
+fn a_busy_cpu_looks_at_one_candidate_an_idle_one_at_more() {
+    let mine = head(NOW + 45 * MS, NOW);
+    let stealable = head(NOW + 10 * MS, NOW - 10 * MS);
+    // Candidate order from rr=0 for CPU 0 of 4: 2, 3, 1, 2, ...
+    let queues = [mine, None, None, stealable];
+    let mut rr = 0;
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, None, &|i| queues[i]);
+    assert_eq!(p, Pick::Local, "busy: only CPU 2 was looked at");
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, None, &|i| queues[i]);
+    assert_eq!(p, Pick::Steal(3), "next poll looks at CPU 3");
+    let idle = [None, None, None, stealable];
+    let mut rr = 0;
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, None, &|i| idle[i]);
+    assert_eq!(p, Pick::Steal(3), "idle: keeps looking until it finds one");
+}
+
+#[test]
+fn probes_per_poll_are_bounded_whatever_the_machine() {
+    for nr in [2, 9, 64, 1024] {
+        let looked = std::cell::Cell::new(0);
+        let mut rr = 0;
+        let p = poll(POLICY, NOW, 0, nr, &mut rr, None, &|i| {
+            if i != 0 {
+                looked.set(looked.get() + 1);
+            }
+            None
+        });
+        assert_eq!(p, Pick::Nothing);
+        assert!(looked.get() <= MAX_PROBES, "{nr} CPUs: {}", looked.get());
+        let looked = std::cell::Cell::new(0);
+        poll_spill(POLICY, NOW, nr, &mut rr, None, &|_| {
+            looked.set(looked.get() + 1);
+            None
+        });
+        assert!(looked.get() <= MAX_PROBES, "{nr} CPUs: {}", looked.get());
+    }
+}
+
+#[test]
+fn round_robin_visits_every_other_cpu_equally_and_never_itself() {
+    for nr in 2..9 {
+        for me in 0..nr {
+            let mut rr = 0;
+            let mut seen = vec![0; nr];
+            for _ in 0..(nr - 1) * 10 {
+                seen[next_victim(&mut rr, me, nr).unwrap()] += 1;
+            }
+            assert_eq!(seen[me], 0);
+            assert!(seen.iter().enumerate().all(|(i, &n)| i == me || n == 10));
+        }
+        let mut rr = 0;
+        let mut seen = vec![0; nr];
+        for _ in 0..nr * 10 {
+            seen[next_victim_from_outside(&mut rr, nr).unwrap()] += 1;
+        }
+        assert!(seen.iter().all(|&n| n == 10));
+    }
+    assert_eq!(next_victim(&mut 0, 0, 1), None);
+    assert_eq!(next_victim_from_outside(&mut 0, 0), None);
+}
+
+#[test]
+fn a_non_tick_cpu_takes_only_late_runners() {
+    let fresh = head(NOW + 45 * MS, NOW - MS);
+    let late = head(NOW + 40 * MS, NOW - 10 * MS);
+    let predicted_late = behind(fresh, 20 * MS);
+    let mut rr = 0;
+    assert_eq!(
+        poll_spill(POLICY, NOW, 2, &mut rr, late, &|_| None),
+        Pick::Global
+    );
+    assert_eq!(
+        poll_spill(POLICY, NOW, 2, &mut rr, fresh, &|_| fresh),
+        Pick::Nothing,
+        "nobody is late: other work runs"
+    );
+    let queues = [None, predicted_late];
+    let p = poll_spill(POLICY, NOW, 2, &mut rr, fresh, &|i| queues[i]);
+    assert_eq!(p, Pick::Steal(1));
+}
+
+#[test]
+fn the_wait_at_home_counts_only_runners_that_go_first() {
+    let running = Some(Running {
+        key: NOW + 10 * MS,
+        left: 7 * MS,
+    });
+    // a later deadline: waits for the rest of the runner and the queue ahead
+    let queued = [(NOW + 20 * MS, 5 * MS), (NOW + 60 * MS, 9 * MS)];
+    assert_eq!(wait_at_home(NOW + 50 * MS, running, &queued), 12 * MS);
+    // an earlier deadline preempts it, and nobody queued goes first
+    assert_eq!(wait_at_home(NOW + 5 * MS, running, &queued), 0);
+    // an unknown MSPT still counts as somebody ahead
+    assert_eq!(wait_at_home(NOW + 50 * MS, None, &[(NOW, 0)]), 1);
+    // at most MAX_PROBES queued runners are looked at
+    let many = vec![(NOW, MS); 100];
+    assert_eq!(
+        wait_at_home(NOW + 50 * MS, None, &many),
+        MAX_PROBES as u64 * MS
+    );
+}
+
+#[test]
+fn a_runner_that_would_wait_at_home_starts_elsewhere_at_once() {
+    let waits = |wait| HomeState {
+        wait,
+        runs_runner: true,
+    };
+    // behind another runner at home: an idle CPU, at once
+    assert_eq!(
+        place(POLICY, NOW, NOW, waits(2 * MS), Some(3), Some(2), false),
+        Place::Idle(3)
+    );
+    assert_eq!(
+        place(POLICY, NOW, NOW, waits(1), Some(3), None, false),
+        Place::Idle(3)
+    );
+    // it would preempt a runner at home: an idle CPU instead
+    assert_eq!(
+        place(POLICY, NOW, NOW, waits(0), Some(3), None, false),
+        Place::Idle(3)
+    );
+    // ... and with no idle CPU the EDF preemption at home
+    assert_eq!(
+        place(POLICY, NOW, NOW, waits(0), None, Some(2), false),
+        Place::Home
+    );
+    // predicted to start late at home: other work is preempted for it
+    assert_eq!(
+        place(POLICY, NOW, NOW, waits(20 * MS), None, Some(2), false),
+        Place::Preempt(2)
+    );
+    // within the threshold, other work keeps its CPU
+    assert_eq!(
+        place(POLICY, NOW, NOW, waits(2 * MS), None, Some(2), false),
+        Place::Home
+    );
+    assert_eq!(
+        place(POLICY, NOW, NOW, waits(20 * MS), None, None, false),
+        Place::Home
+    );
+    // home free (idle or other work) and nobody queued: home and its cache
+    let free = HomeState {
+        wait: 0,
+        runs_runner: false,
+    };
+    assert_eq!(
+        place(POLICY, NOW, NOW, free, Some(3), Some(2), false),
+        Place::Home
+    );
+    // overrun work predicted late: an idle CPU, but no preemption
+    assert_eq!(
+        place(POLICY, NOW, NOW, waits(20 * MS), None, Some(2), true),
+        Place::Home
+    );
+    assert_eq!(
+        place(POLICY, NOW, NOW, waits(20 * MS), Some(3), Some(2), true),
+        Place::Idle(3)
+    );
+}
+
+#[test]
+fn homes_move_only_to_tick_cpus_of_the_group() {
+    assert_eq!(moved_home(1, 2, true, true), 2);
+    assert_eq!(moved_home(1, 3, false, true), 1, "non-tick CPU");
+    assert_eq!(moved_home(1, 2, true, false), 1, "outside the group's cpus");
+    assert_eq!(moved_home(1, 1, true, true), 1);
+}
+
+#[test]
+fn replenishment_keeps_the_grid_and_lands_after_now() {
+    let p = 50 * MS;
+    // at the deadline: one period later
+    assert_eq!(replenish(0, p, p, p), (p, 2 * p));
+    // 2.5 periods past it: whole periods, first deadline after now
+    assert_eq!(replenish(0, p, p, p + 125 * MS), (3 * p, 4 * p));
+    // a deadline shorter than the period keeps its offset
+    assert_eq!(replenish(0, 20 * MS, p, 25 * MS), (p, p + 20 * MS));
+    // a deadline of two periods (a server that catches up): the next
+    // tick is the earliest on the grid still due ahead, the one
+    // that began a period ago
+    assert_eq!(replenish(0, 2 * p, p, 2 * p), (p, 3 * p));
+    assert_eq!(replenish(0, 2 * p, p, 2 * p + 10 * MS), (p, 3 * p));
+    for now_past in (0..500).map(|i| i * 777_777) {
+        let (s, d) = replenish(0, p, p, p + now_past);
+        assert!(d > p + now_past && d - (p + now_past) <= p);
+        assert_eq!(d - s, p);
+        assert_eq!(s % p, 0);
+    }
+}
+
+/// Six runners of 20 ms woken together on 4 CPUs (the heavy scenario):
+/// with plain EDF the two that queued behind others end at 40 ms; keys
+/// that grow with the CPU time had and a quantum let them take turns,
+/// and the last one ends near 120 / 4 = 30 ms.
+#[test]
+fn stacked_runners_take_turns_and_end_sooner() {
+    let (n, cpus, work, deadline) = (6, 4, 20 * MS, 50 * MS);
+    let last_end = |rotate: bool| {
+        let mut ran = vec![0u64; n];
+        let mut end = vec![0u64; n];
+        let mut on: Vec<usize> = (0..cpus).collect();
+        let mut now = 0;
+        while end.contains(&0) {
+            // each CPU's runner runs one quantum (or to its end)
+            let step = on
+                .iter()
+                .map(|&i| (work - ran[i]).min(RUNNER_QUANTUM_NS))
+                .min()
+                .unwrap();
+            now += step;
+            for &i in &on {
+                ran[i] += step;
+                if ran[i] == work {
+                    end[i] = now;
+                }
+            }
+            let key = |i: usize| queue_key(deadline, ran[i]);
+            let waiting: Vec<usize> = (0..n).filter(|i| end[*i] == 0 && !on.contains(i)).collect();
+            let mut next = Vec::new();
+            for &i in &on {
+                if end[i] != 0 {
+                    continue;
+                }
+                let head = waiting
+                    .iter()
+                    .filter(|w| !next.contains(*w))
+                    .map(|&w| key(w))
+                    .min();
+                if !rotate || !yields(key(i), RUNNER_QUANTUM_NS, head, None, false) {
+                    next.push(i);
+                }
+            }
+            let mut queue: Vec<usize> = waiting
+                .into_iter()
+                .chain(
+                    on.iter()
+                        .copied()
+                        .filter(|i| end[*i] == 0 && !next.contains(i)),
+                )
+                .collect();
+            queue.sort_by_key(|&i| key(i));
+            for i in queue {
+                if next.len() < cpus && !next.contains(&i) {
+                    next.push(i);
+                }
+            }
+            on = next;
+        }
+        *end.iter().max().unwrap()
+    };
+    let (edf, turns) = (last_end(false), last_end(true));
+    assert_eq!(edf, 40 * MS);
+    assert!(
+        turns <= 30 * MS + RUNNER_QUANTUM_NS,
+        "last ends at {} ms",
+        turns / MS
+    );
+}
+
+/// The yield rule: never before a quantum; then to an earlier key in
+/// the CPU's or the global queue, or to a runner parked in the CPU's
+/// local queue (stacked there by a racing spill-over, which no other
+/// CPU can take), never to a later key.
+#[test]
+fn a_runner_yields_after_a_quantum_to_earlier_keys_and_local_waiters() {
+    let q = RUNNER_QUANTUM_NS;
+    let k = 100 * MS;
+    assert!(!yields(k, q - 1, Some(k - MS), Some(k - MS), true));
+    assert!(yields(k, q, Some(k - 1), None, false));
+    assert!(yields(k, q, None, Some(k - 1), false));
+    assert!(yields(k, q, Some(k + MS), None, true));
+    assert!(!yields(k, q, Some(k), Some(k + MS), false));
+    assert!(!yields(k, 10 * q, None, None, false));
+    // a spilled runner on a non-tick CPU takes no turns with its home's queue
+    assert!(!yields(k, q, turn_head(false, Some(k - MS)), None, false));
+    assert!(yields(k, q, turn_head(true, Some(k - MS)), None, false));
+}
+
+/// Three runners that never sleep share one CPU: with the slice ending
+/// at the deadline and replenishment, EDF gives each a turn every
+/// period or so; without replenishment the oldest deadline would win
+/// every slice and the others would wait for ever.
+#[test]
+fn runners_that_never_sleep_take_turns() {
+    let p = 50 * MS;
+    let mut d = [p; 3];
+    let mut start = [0u64; 3];
+    let mut longest_wait = [0u64; 3];
+    let mut last_ran = [0u64; 3];
+    let mut now = 0u64;
+    while now < 60_000 * MS {
+        // EDF: the earliest deadline (a tie: the lowest index, FIFO)
+        let i = (0..3).min_by_key(|&i| d[i]).unwrap();
+        longest_wait[i] = longest_wait[i].max(now - last_ran[i]);
+        if d[i] <= now {
+            (start[i], d[i]) = replenish(start[i], d[i], p, now);
+        }
+        now += runner_slice(d[i], now);
+        last_ran[i] = now;
+        if d[i] <= now {
+            (start[i], d[i]) = replenish(start[i], d[i], p, now);
+        }
+    }
+    for w in longest_wait {
+        assert!(w <= 3 * p, "a runner waited {} ms", w / MS);
+    }
+}
+
+/// Every combination of small queue states on 3 and 4 tick CPUs, with
+/// affinity (a head that may not run here is invisible) and tick
+/// starts later than `now` (a stamp from a CPU ahead): the pick always
+/// follows the Affinity scheduler's order, stated as properties rather
+/// than expected values.
+#[test]
+fn exhaustive_order_properties() {
+    let deadlines = [NOW - 5 * MS, NOW - MS, NOW, NOW + MS, NOW + 30 * MS];
+    let starts = [NOW - 20 * MS, NOW - 3 * MS, NOW - MS, NOW, NOW + MS];
+    let aheads = [0, 2 * MS, 20 * MS];
+    let mut heads = vec![None];
+    for &d in &deadlines {
+        for &w in &starts {
+            heads.push(head(d, w));
+        }
+    }
+    let mut victims = vec![None];
+    for &d in &[NOW - MS, NOW + 30 * MS] {
+        for &w in &starts {
+            for &a in &aheads {
+                victims.push(behind(head(d, w), a));
+            }
+        }
+    }
+    let mut cases = 0;
+    for policy in [
+        POLICY,
+        Policy {
+            work_stealing: false,
+            ..POLICY
+        },
+    ] {
+        for nr in [3, 4] {
+            for &l in &heads {
+                for &g in &heads {
+                    for &v in &victims {
+                        for allowed in [true, false] {
+                            // one candidate queue (the last CPU), the
+                            // others empty; `allowed`: may it run here
+                            let mut queues = vec![None; nr];
+                            queues[0] = l;
+                            queues[nr - 1] = v;
+                            let seen = |i: usize| {
+                                if i == nr - 1 && !allowed {
+                                    None
+                                } else {
+                                    queues[i]
+                                }
+                            };
+                            let mut rr = 0;
+                            let pick = poll(policy, NOW, 0, nr, &mut rr, g, &seen);
+                            check(policy, l, g, seen(nr - 1), pick, nr);
+                            let mut rr = 0;
+                            let spill = poll_spill(policy, NOW, nr, &mut rr, g, &seen);
+                            check_spill(policy, g, &seen, spill, nr);
+                            cases += 2;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(cases > 100_000, "{cases}");
+}
+
+fn stealable(h: Option<Head>) -> bool {
+    h.is_some_and(|h| head_stealable(h, NOW, POLICY))
+}
+
+fn check(policy: Policy, l: Option<Head>, g: Option<Head>, v: Option<Head>, pick: Pick, nr: usize) {
+    let od = |h: Option<Head>| h.is_some_and(|h| is_overdue(h, NOW));
+    let ctx = format!("nr={nr} l={l:?} g={g:?} v={v:?} -> {pick:?}");
+    match pick {
+        Pick::Local => {
+            let l = l.expect(&ctx);
+            if od(g) {
+                assert!(od(Some(l)) && l.deadline <= g.unwrap().deadline, "{ctx}");
+            }
+            if !od(Some(l)) {
+                assert!(g.is_none_or(|g| l.deadline <= g.deadline), "{ctx}");
+                assert!(
+                    stealable(Some(l)) || !looked_at_and_missed(policy, v, nr),
+                    "{ctx}"
+                );
+            }
+        }
+        Pick::Global => {
+            let g = g.expect(&ctx);
+            if od(l) {
+                assert!(od(Some(g)) && g.deadline < l.unwrap().deadline, "{ctx}");
+            }
+            if !od(Some(g)) && !od(l) {
+                assert!(l.is_none_or(|l| g.deadline < l.deadline), "{ctx}");
+                assert!(
+                    stealable(l) || !looked_at_and_missed(policy, v, nr),
+                    "{ctx}"
+                );
+            }
+        }
+        Pick::Steal(i) => {
+            assert_eq!(i, nr - 1, "{ctx}");
+            assert!(policy.work_stealing && !od(l) && !od(g), "{ctx}");
+            assert!(stealable(v) && !stealable(l), "{ctx}");
+        }
+        Pick::Nothing => {
+            assert!(l.is_none() && g.is_none(), "{ctx}");
+            // an idle CPU looks at every other queue (nr - 1 <= MAX_PROBES here)
+            assert!(!policy.work_stealing || !stealable(v), "{ctx}");
+        }
+    }
+}
+
+/// A busy CPU looks at one candidate, the first in round-robin order:
+/// was that the stealable queue, and was it passed over?
+fn looked_at_and_missed(policy: Policy, v: Option<Head>, nr: usize) -> bool {
+    policy.work_stealing && next_victim(&mut 0, 0, nr) == Some(nr - 1) && stealable(v)
+}
+
+/// A non-tick CPU sees every tick CPU's queue (nr <= MAX_PROBES here).
+fn check_spill(
+    policy: Policy,
+    g: Option<Head>,
+    seen: &dyn Fn(usize) -> Option<Head>,
+    pick: Pick,
+    nr: usize,
+) {
+    let ctx = format!("spill nr={nr} g={g:?} -> {pick:?}");
+    let g_late = g.is_some_and(|g| is_stealable(g.tick_start, NOW, 0, 3 * MS));
+    let any_stealable = (0..nr).any(|i| stealable(seen(i)));
+    match pick {
+        Pick::Global => assert!(g_late, "{ctx}"),
+        Pick::Steal(i) => {
+            assert!(
+                !g_late && policy.work_stealing && stealable(seen(i)),
+                "{ctx}"
+            )
+        }
+        Pick::Nothing => {
+            assert!(
+                !g_late && (!policy.work_stealing || !any_stealable),
+                "{ctx}"
+            )
+        }
+        Pick::Local => panic!("{ctx}"),
+    }
+}

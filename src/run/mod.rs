@@ -1,0 +1,13 @@
+//! Running the scheduler: the BPF policy's run loop ([`loader`]) with what
+//! it keeps in step while it runs (tick group [`membership`], home CPU
+//! [`pinning`], deadline [`hints`]), the cgroup v2 helpers they share
+//! ([`cgroup`]), the start-up both policy modes go through ([`startup`]),
+//! and the hand-over to the userspace mode ([`userspace`]).
+
+pub mod cgroup;
+pub mod hints;
+pub mod loader;
+pub mod membership;
+pub mod pinning;
+pub mod startup;
+pub mod userspace;
