@@ -69,10 +69,11 @@ enum tick_consts {
 };
 
 /* Per-CPU counters, summed by userspace. */
+/*
+ * Per CPU. Ticks, misses and late starts are counted once, per tick group
+ * and CPU (struct group_stats): userspace sums them.
+ */
 struct cpu_stats {
-	u64 ticks;            /* ticks started (wake-ups, and grid starts of runners that did not sleep) */
-	u64 misses;           /* deadline misses, once per tick */
-	u64 late_starts;      /* ticks whose start lateness was >= LATE_START_NS */
 	u64 dispatch_local;   /* runner taken from this CPU's EDF queue */
 	u64 dispatch_global;  /* runner taken from the global EDF queue */
 	u64 dispatch_stolen;  /* runner started away from its home CPU because it would have started late there */
@@ -176,12 +177,12 @@ struct decision {
 	u64 grid_guess;     /* grid_before is a guess (dispatch::thread_wake()) */
 };
 
-/* A tick group as userspace registers it, keyed by cgroup id. */
+/*
+ * A tick group as userspace registers it, keyed by cgroup id: its index
+ * into the group_* configuration (period, deadline, homes: rodata).
+ */
 struct tick_group {
 	u32 idx;
-	u32 pad;
-	u64 period_ns;
-	u64 deadline_ns;
 };
 
 /*

@@ -42,7 +42,6 @@ static u32 hist_bucket(u64 ns)
  */
 static void count_tick(struct group_stats *gs)
 {
-	STAT_INC(ticks);
 	if (gs)
 		gs->ticks++;
 }
@@ -63,8 +62,6 @@ static void account_start(struct task_ctx *tctx, u64 now)
 	struct group_stats *gs = lookup_group_stats(tctx->group);
 	u64 lateness = elapsed(now, tctx->tick_start);
 
-	if (lateness >= LATE_START_NS)
-		STAT_INC(late_starts);
 	if (!gs)
 		return;
 	if (lateness >= LATE_START_NS)
@@ -99,7 +96,6 @@ static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
 			return;
 	}
 	over = now - tctx->deadline;
-	STAT_INC(misses);
 	if ((gs = lookup_group_stats(tctx->group))) {
 		gs->misses++;
 		gs->overshoot_hist[hist_bucket(over) & (NR_HIST_BUCKETS - 1)]++;

@@ -28,7 +28,8 @@ macro_rules! statistics {
         cpu { $($c:ident: $cdesc:tt,)* }
         group { $($g:ident as $gom:ident: $gdesc:tt,)* }
     ) => {
-        /// Totals over CPUs of `struct cpu_stats`.
+        /// Totals over CPUs of `struct cpu_stats`, and (`cpu_totals_only`)
+        /// of the tick groups' `struct group_stats`.
         #[derive(Debug, Clone, Copy, Default, PartialEq)]
         pub struct Counters {
             $(#[doc = $tdesc] pub $t: u64,)*
@@ -36,8 +37,15 @@ macro_rules! statistics {
         }
 
         impl Counters {
-            fn of(s: &cpu_stats) -> Counters {
-                Counters { $($t: s.$t,)* $($c: s.$c,)* }
+            /// One CPU's counters; its ticks, misses and late starts come
+            /// from its group counters (`add_group`).
+            pub fn of(s: &cpu_stats) -> Counters {
+                Counters { $($t: 0,)* $($c: s.$c,)* }
+            }
+
+            /// A tick group's counts on this CPU.
+            pub fn add_group(&mut self, s: &group_stats) {
+                $(self.$t += s.$t;)*
             }
 
             pub fn add(&mut self, o: &Counters) {
@@ -243,14 +251,6 @@ pub(super) fn us(ns: u64) -> f64 {
 }
 
 impl Counters {
-    pub fn sum(per_cpu: impl Iterator<Item = cpu_stats>) -> Counters {
-        let mut c = Counters::default();
-        for s in per_cpu {
-            c.add(&Counters::of(&s));
-        }
-        c
-    }
-
     pub fn miss_pct(&self) -> f64 {
         pct(self.misses, self.ticks)
     }

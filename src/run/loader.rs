@@ -173,22 +173,27 @@ impl Snapshot {
 
     /// Read the BPF maps and add `base` (the counts of earlier attaches).
     fn read(skel: &BpfSkel, base: &Snapshot) -> Result<Snapshot> {
-        let per_cpu: Vec<intf::cpu_stats> = read_percpu(&skel.maps.stats, 0)?;
-        let mut cpu = Counters::sum(per_cpu.iter().copied());
-        cpu.add(&base.cpu);
+        let mut per_cpu: Vec<Counters> = read_percpu::<intf::cpu_stats>(&skel.maps.stats, 0)?
+            .iter()
+            .map(Counters::of)
+            .collect();
         let mut groups = base.groups.clone();
         for (i, g) in groups.iter_mut().enumerate() {
-            for s in read_percpu::<intf::group_stats>(&skel.maps.group_stats, i as u32)? {
-                g.add_cpu(&s);
+            let stats = read_percpu::<intf::group_stats>(&skel.maps.group_stats, i as u32)?;
+            for (c, s) in per_cpu.iter_mut().zip(&stats) {
+                c.add_group(s);
             }
+            for s in &stats {
+                g.add_cpu(s);
+            }
+        }
+        let mut cpu = base.cpu;
+        for c in &per_cpu {
+            cpu.add(c);
         }
         Ok(Snapshot {
             cpu,
-            per_cpu: per_cpu
-                .into_iter()
-                .enumerate()
-                .map(|(i, c)| (i, Counters::sum(std::iter::once(c))))
-                .collect(),
+            per_cpu: per_cpu.into_iter().enumerate().collect(),
             groups,
         })
     }

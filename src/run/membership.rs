@@ -319,12 +319,7 @@ impl Membership {
             .enumerate()
             .map(|(i, g)| Entry {
                 name: g.name.clone(),
-                value: intf::tick_group {
-                    idx: i as u32,
-                    pad: 0,
-                    period_ns: g.period_ns,
-                    deadline_ns: g.deadline_ns,
-                },
+                value: intf::tick_group { idx: i as u32 },
                 source: match &g.runners {
                     Runners::Cgroup(path) => Source::Cgroup {
                         path: path.clone(),
