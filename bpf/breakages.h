@@ -66,6 +66,9 @@
 #ifndef SCX_TICK_BREAK_NOSTEPS
 #define SCX_TICK_BREAK_NOSTEPS 0 /* nosteps: a process's wake-up after a quiet spell is no step: the grid alone decides */
 #endif
+#ifndef SCX_TICK_BREAK_NOHINTS
+#define SCX_TICK_BREAK_NOHINTS 0 /* nohints: a deadline hint is taken and counted as used, but the tick keeps its implicit deadline */
+#endif
 #ifndef SCX_TICK_BREAK_SHARECHARGE
 #define SCX_TICK_BREAK_SHARECHARGE 0 /* sharecharge: a task given an owed share pays only for the time it ran */
 #endif

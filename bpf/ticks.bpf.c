@@ -52,6 +52,8 @@ static u64 take_hint(struct task_struct *p, s32 group, u64 now, struct group_sta
 	}
 	if (gs)
 		gs->hints_used++;
+	if (SCX_TICK_BREAK_NOHINTS)
+		return 0;
 	return h;
 }
 

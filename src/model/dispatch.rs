@@ -31,8 +31,8 @@
 //!   preempts ([`other_owed`]).
 
 /// Remote queues (or CPUs) one dispatch or placement looks at, at most:
-/// the cost of a decision must not grow with the machine.
-pub const MAX_PROBES: usize = 8;
+/// the cost of a decision must not grow with the machine (bpf/intf.h).
+pub const MAX_PROBES: usize = crate::bpf::intf::tick_consts_MAX_PROBES as usize;
 
 /// The head of an EDF queue as a poll sees it (peeking never dequeues).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Deadline hints make EDF exact: a runner with a tight real deadline that
 # wakes just after a long runner misses under implicit deadlines (wake +
-# group deadline) and is served first with hints (the C client example);
-# stale and absurd hints are ignored; a process outside the tick group, or
-# not owning it, cannot register.
-# Catches: fifo
+# group deadline: it waits for the long runner's turn to end, a quantum
+# and the next kernel tick) and is served first with hints (the C client
+# example); stale and absurd hints are ignored; a process outside the tick
+# group, or not owning it, cannot register.
+# Catches: fifo nohints
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup hint)
 RUNNER="$WORK/hint_runner"
@@ -18,12 +19,14 @@ chmod 755 "$WORK"
 start_scx --tick-cpus 1 --tick-cgroup hint,period=50
 in_group() { sh -c 'echo $$ >"$0/cgroup.procs" && exec taskset -c 1 "$@"' "$CG" "$@"; }
 # long: wakes on the 50 ms grid, 15 ms of work, due 45 ms later;
-# tight: wakes 2 ms later, 3 ms of work, due 12 ms after its wake
+# tight: wakes 1 ms later, 1 ms of work, due 3 ms after its wake: served at
+# once only by its hint (implicit: it waits for the long runner's 3 ms
+# quantum, ended by a kernel tick; 120 of 120 missed, hinted 6-17, in probes)
 pair() { # out-suffix, extra flags...
   local sfx=$1; shift
   in_group "$RUNNER" --phase-ms 0 --work-ms 15 --deadline-ms 45 --duration-s 6 "$@" >"$WORK/long.$sfx" &
   local long=$!
-  in_group "$RUNNER" --phase-ms 2 --work-ms 3 --deadline-ms 12 --duration-s 6 "$@" >"$WORK/tight.$sfx" \
+  in_group "$RUNNER" --phase-ms 1 --work-ms 1 --deadline-ms 3 --duration-s 6 "$@" >"$WORK/tight.$sfx" \
     || fail "tight runner ($sfx) failed: $(cat "$WORK/tight.$sfx")"
   wait $long || fail "long runner ($sfx) failed"
 }
@@ -34,7 +37,9 @@ pair hinted --hint
 implicit=$(misses "$WORK/tight.implicit") hinted=$(misses "$WORK/tight.hinted")
 note "tight runner: implicit deadlines $(cat "$WORK/tight.implicit"); hinted $(cat "$WORK/tight.hinted")"
 note "long runner: implicit $(cat "$WORK/long.implicit"); hinted $(cat "$WORK/long.hinted")"
-((hinted < implicit)) || fail "hints did not help the tight runner: $hinted misses vs $implicit without"
+# the case is what it claims: without hints the tight runner misses
+((implicit >= 60)) || fail "without hints the tight runner missed only $implicit of 120: the case does not test hints"
+((hinted * 3 <= implicit)) || fail "hints did not help the tight runner: $hinted misses vs $implicit without (allowed: a third)"
 
 # tickload's runner threads register too (the Rust client)
 "$TICKLOAD" -n 3 --work-ms 1 --duration-s 2 --cgroup "$CG" --hint >"$WORK/tickload" \
