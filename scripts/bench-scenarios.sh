@@ -6,11 +6,20 @@ ALL_SCENARIOS=(standard heavy-idle heavy-hogs capacity isolation real real-sim)
 # real, real-sim: four real game servers (Debian's minetest-server), two
 # real simulation servers (Debian's openttd), beside CPU hogs, the servers'
 # own late steps or ticks (scripts/guest/bench-real.sh)
-REAL_SCHEDS=(eevdf fifo scx_tick scx_bpfland scx_flash scx_lavd)
-ALL_SCHEDS=(eevdf fifo deadline scx_bpfland scx_flash scx_lavd scx_tick scx_tick-nosteal
-  scx_tick-nomidtick scx_tick-nosteal-nomidtick scx_tick-hints scx_tick-userspace
-  scx_tick-halfcores)
-PEERS=(scx_bpfland scx_flash scx_lavd)
+# The schedulers, from scripts/bench-schedulers: ALL_SCHEDS those
+# --schedulers takes (in the default order), REAL_SCHEDS those the
+# real-server families run, PEERS the sched_ext ones from the registry.
+ALL_SCHEDS=() REAL_SCHEDS=() PEERS=()
+read_bench_schedulers() {
+  local name kind real _
+  while read -r name kind real _; do
+    [[ -z $name || $name == \#* || $kind == retired ]] && continue
+    ALL_SCHEDS+=("$name")
+    if [[ $real == yes ]]; then REAL_SCHEDS+=("$name"); fi
+    if [[ $kind == peer ]]; then PEERS+=("$name"); fi
+  done <"$(dirname "${BASH_SOURCE[0]}")/bench-schedulers"
+}
+read_bench_schedulers
 PEER_DIR="$CACHE_DIR/peers"
 # The tick scenario: 20 TPS, 8 ms ± 2 ms of work, 1% of ticks spike to 40 ms.
 TICK_ARGS=(--period-ms 50 --work-ms 8 --jitter-ms 2 --spike-ms 40 --spike-pct 1 --seed 1)

@@ -46,10 +46,12 @@
 #                     with T = half the guest's physical cores;
 #                     --quick: 2T); the headline is 2T (or the middle count)
 #   --seconds S       length of each run (default 8; --quick: 5)
-#   --schedulers LIST subset of: eevdf fifo deadline scx_bpfland scx_flash
-#                     scx_lavd scx_tick scx_tick-nosteal scx_tick-nomidtick
+#   --schedulers LIST subset of (comma-separated; default all, in this
+#                     order; the list: scripts/bench-schedulers): eevdf fifo
+#                     deadline scx_bpfland scx_flash scx_lavd scx_tick
+#                     scx_tick-nosteal scx_tick-nomidtick
 #                     scx_tick-nosteal-nomidtick scx_tick-hints
-#                     scx_tick-userspace scx_tick-halfcores (comma-separated)
+#                     scx_tick-userspace scx_tick-halfcores
 #   --out DIR         results folder (default results/bench-DATE); runs add to
 #                     it, the report is rebuilt from everything in it
 #   --no-peers        do not install missing peers (those are then skipped)

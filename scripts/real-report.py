@@ -16,8 +16,19 @@ import os
 import statistics
 import sys
 
-ORDER = ["idle", "eevdf", "fifo", "scx_tick", "scx_bpfland", "scx_flash", "scx_lavd"]
-PEERS = ["scx_bpfland", "scx_flash", "scx_lavd"]
+
+def schedulers():
+    """scripts/bench-schedulers' lines: [name, kind, real, R, G, B] each."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench-schedulers")
+    with open(path) as f:
+        return [line.split() for line in f if line.strip() and not line.lstrip().startswith("#")]
+
+
+SCHEDULERS = schedulers()
+PEERS = [s[0] for s in SCHEDULERS if s[1] == "peer"]
+# the table's rows: the idle machine, the real families' others (the
+# kernel's policies, scx_tick), then the peers
+ORDER = ["idle"] + [s[0] for s in SCHEDULERS if s[2] == "yes" and s[1] != "peer"] + PEERS
 
 
 def med(xs):

@@ -73,10 +73,10 @@ start_sched() { # SCHEDULER: 0 when it runs (or is the kernel's), 1 skipped (SKI
   case "$s" in
     eevdf|fifo) return 0 ;;
     scx_tick) cmd=("$BIN/scx_tick" --tick-threads "$SPEC" --stats-json "$WORK/scx.jsonl") ;;
-    scx_bpfland|scx_flash|scx_lavd)
+    *)
+      [[ " ${PEERS[*]} " == *" $s "* ]] || { SKIP_WHY="no real-server cell"; return 1; }
       [[ -x "$PEER_DIR/bin/$s" ]] || { SKIP_WHY="not installed"; return 1; }
       cmd=("$PEER_DIR/bin/$s") ;;
-    *) SKIP_WHY="no real-server cell"; return 1 ;;
   esac
   rm -f "$WORK/scx.jsonl"
   "${cmd[@]}" >"$WORK/sched-$s.log" 2>&1 &

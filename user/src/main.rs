@@ -3,8 +3,11 @@
 
 // scx_rustland_core's connector (with the wake stamp): not all of it is used here
 #[allow(dead_code, clippy::all)]
+#[path = "../vendor/scx_rustland_core/src/bpf.rs"]
 mod bpf;
+#[path = "../vendor/scx_rustland_core/src/bpf_intf.rs"]
 mod bpf_intf;
+#[path = "../vendor/scx_rustland_core/src/bpf_skel.rs"]
 mod bpf_skel;
 mod classify;
 mod output;

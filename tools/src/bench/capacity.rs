@@ -6,9 +6,10 @@
 use std::fmt::Write;
 
 use super::report::{
-    Cell, FIFO, PEERS, RunRecord, Scenario, TICK, cell, cell_median, cell_spread, fmt_spread, num,
+    Cell, FIFO, RunRecord, Scenario, TICK, cell, cell_median, cell_spread, fmt_spread, num,
     runner_counts_of, schedulers,
 };
+use super::schedulers::peers;
 
 /// A runner count is held while the median miss % stays at or below this.
 pub const HELD_MISS_PCT: f64 = 0.5;
@@ -145,9 +146,8 @@ pub fn targets(records: &[RunRecord], vcpus: usize) -> Vec<String> {
                 verdict(tick >= fifo)
             ));
         }
-        if let Some((peer, cap)) = PEERS
-            .iter()
-            .filter_map(|&p| capacity(records, vcpus, p).map(|c| (p, c)))
+        if let Some((peer, cap)) = peers()
+            .filter_map(|p| capacity(records, vcpus, p).map(|c| (p, c)))
             .max_by_key(|p| p.1)
         {
             out.push(format!(

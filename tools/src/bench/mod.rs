@@ -4,3 +4,4 @@
 pub mod capacity;
 pub mod parse;
 pub mod report;
+pub mod schedulers;

@@ -9,14 +9,13 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use super::parse::{BpfOverhead, Cyclictest};
+use super::schedulers::{SCHEDULERS, peers};
 use crate::workload::Summary;
 
 /// The baseline every ratio is taken against.
 pub const BASELINE: &str = "eevdf";
 /// The scheduler the targets are about.
 pub const TICK: &str = "scx_tick";
-/// The sched_ext schedulers a user could pick instead ("the peers").
-pub const PEERS: [&str; 3] = ["scx_bpfland", "scx_flash", "scx_lavd"];
 /// SCHED_FIFO runners, the strongest non-sched_ext competitor.
 pub const FIFO: &str = "fifo";
 
@@ -83,7 +82,7 @@ impl Scenario {
 pub struct RunRecord {
     pub vcpus: usize,
     /// T, the scenarios' unit of runners: half the guest's cores (scx_tick's
-    /// default tick CPU count until 2026-11-25, when records named it so)
+    /// default tick CPU count in the oldest records, which named it so)
     #[serde(alias = "tick_cpus")]
     pub t: usize,
     pub scheduler: String,
@@ -561,9 +560,8 @@ fn best_peer(
     which: Cell,
     f: impl Fn(&[&RunRecord]) -> Option<f64>,
 ) -> Option<(&'static str, f64)> {
-    PEERS
-        .iter()
-        .filter_map(|&p| f(&cell(records, vcpus, p, which)).map(|v| (p, v)))
+    peers()
+        .filter_map(|p| f(&cell(records, vcpus, p, which)).map(|v| (p, v)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
@@ -740,29 +738,14 @@ pub fn targets_section(records: &[RunRecord], vcpus: usize) -> String {
     s
 }
 
-/// Every scheduler's plot colour, by name, so a scheduler has the same
-/// colour in every plot whichever schedulers ran.
+/// Every scheduler's plot colour, by name (scripts/bench-schedulers), so a
+/// scheduler has the same colour in every plot whichever schedulers ran.
 pub fn colour(name: &str) -> (u8, u8, u8) {
-    const KNOWN: &[(&str, (u8, u8, u8))] = &[
-        ("eevdf", (0, 0, 0)),
-        ("fifo", (230, 159, 0)),
-        ("deadline", (86, 180, 233)),
-        ("scx_bpfland", (0, 158, 115)),
-        ("scx_flash", (204, 121, 167)),
-        ("scx_lavd", (100, 60, 20)),
-        ("scx_tick", (228, 26, 28)),
-        ("scx_tick-nosteal", (0, 114, 178)),
-        ("scx_tick-nomidtick", (255, 0, 255)),
-        ("scx_tick-nosteal-nomidtick", (120, 120, 120)),
-        ("scx_tick-hints", (140, 200, 40)),
-        ("scx_tick-userspace", (100, 50, 160)),
-        ("scx_tick-halfcores", (0, 200, 200)),
-        // records from before 2026-11-25, when every spare core was a variant
-        ("scx_tick-sparecores", (150, 220, 150)),
-        (FLOOR_LABEL, (128, 128, 0)),
-    ];
-    if let Some((_, c)) = KNOWN.iter().find(|(n, _)| *n == name) {
-        return *c;
+    if let Some(s) = SCHEDULERS.iter().find(|s| s.name == name) {
+        return s.colour;
+    }
+    if name == FLOOR_LABEL {
+        return (128, 128, 0);
     }
     // a name the bench does not know yet: stable, though not guaranteed unique
     let h = name
@@ -1043,23 +1026,8 @@ mod tests {
 
     #[test]
     fn every_scheduler_has_its_own_colour() {
-        let names = [
-            "eevdf",
-            "fifo",
-            "deadline",
-            "scx_bpfland",
-            "scx_flash",
-            "scx_lavd",
-            "scx_tick",
-            "scx_tick-nosteal",
-            "scx_tick-nomidtick",
-            "scx_tick-nosteal-nomidtick",
-            "scx_tick-hints",
-            "scx_tick-userspace",
-            "scx_tick-halfcores",
-            "scx_tick-sparecores",
-            FLOOR_LABEL,
-        ];
+        let mut names: Vec<&str> = SCHEDULERS.iter().map(|s| s.name).collect();
+        names.push(FLOOR_LABEL);
         let colours: BTreeSet<(u8, u8, u8)> = names.iter().map(|n| colour(n)).collect();
         assert_eq!(colours.len(), names.len());
         assert!(!colours.contains(&(255, 255, 255)));

@@ -1,4 +1,6 @@
-//! Types shared with rustland's BPF side (generated at build time).
+// This software may be used and distributed according to the terms of the
+// GNU General Public License version 2.
+
 #![allow(non_upper_case_globals)]
 #![allow(non_camel_case_types)]
 #![allow(non_snake_case)]

@@ -3,9 +3,9 @@
 // This software may be used and distributed according to the terms of the
 // GNU General Public License version 2.
 
-// scx_tick: scx_rustland_core 2.4.15's connector (src/bpf.rs), kept in this
-// crate with its BPF side (bpf/); it also passes wake_ts. Changes are
-// marked "scx_tick:".
+// scx_tick: scx_rustland_core 2.4.15's connector (src/bpf.rs), vendored
+// with its BPF side (bpf/; see ../README.md); it also passes wake_ts.
+// Changes are marked "scx_tick:".
 
 use std::mem::MaybeUninit;
 
