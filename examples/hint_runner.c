@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A tick runner in C that tells scx_tick the exact deadline of each tick
- * (deadline hints, client/include/scx_tick_hint.h). It ticks every
+ * (deadline hints, hint/include/scx_tick_hint.h). It ticks every
  * --period-ms on a grid of CLOCK_MONOTONIC shifted by --phase-ms, burns
  * --work-ms of CPU per tick and counts the ticks that end after
  * --deadline-ms from their start. With --hint it publishes each deadline;
  * --bad-hint stale|absurd publishes a wrong one instead (three periods old,
  * or ten periods ahead), which scx_tick must ignore.
  *
- *   cc -O2 -Iclient/include examples/hint_runner.c -Ltarget/release \
+ *   cc -O2 -Ihint/include examples/hint_runner.c -Ltarget/release \
  *      -l:libscx_tick_hint.a -lpthread -ldl -lm -o hint_runner
  *   ./hint_runner --period-ms 50 --phase-ms 2 --work-ms 3 --deadline-ms 12 --duration-s 8 --hint
  *

@@ -10,7 +10,7 @@
 //! and sits in a tick group, and that the caller is root or owns the
 //! group's cgroup directory (cgroup delegation); then it assigns a slot and
 //! passes the group's array as a file descriptor (SCM_RIGHTS) to mmap.
-//! The client side is the `scx_tick_hint` crate in `client/`.
+//! The client side is the `scx_tick_hint` crate in `hint/`.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup hint)
 RUNNER="$WORK/hint_runner"
-cc -O2 -Wall -I"$ROOT/client/include" "$ROOT/examples/hint_runner.c" \
+cc -O2 -Wall -I"$ROOT/hint/include" "$ROOT/examples/hint_runner.c" \
   -L"$ROOT/target/release" -lscx_tick_hint -Wl,-rpath,"$ROOT/target/release" -o "$RUNNER" \
   || fail "the C client example does not build"
 chmod 755 "$WORK"
