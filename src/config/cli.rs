@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
-use super::Config;
+use super::options::options;
 use super::parse::{parse_group_spec, parse_threads_spec, parse_tick_cpus};
+use super::{Config, MissingCgroup, Pin};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -108,160 +109,63 @@ pub struct TopologyArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Clone, Args, Default)]
-pub struct RunArgs {
-    /// TOML configuration file; flags given as well override its values.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+/// The run's flags (`RunArgs`, in the table's order: the order of
+/// `--help`), and each over the file's value of its option.
+macro_rules! run_args {
+    (
+        before [$({ [$(#[$bdoc:meta])*] $barg:tt $bflag:ident [$bty:ty] $bdest:ident })*]
+        scheduler [$({
+            [$(#[$doc:meta])*] $arg:tt $flag:ident [$fty:ty] $key:ident $ty:tt $default:tt
+            $kind:ident $($plan:tt)*
+        })*]
+        file $file:tt
+        after [$({ [$(#[$adoc:meta])*] $aarg:tt $aflag:ident [$aty:ty] $adest:ident })*]
+    ) => {
+        #[derive(Debug, Clone, Args, Default)]
+        pub struct RunArgs {
+            $($(#[$bdoc])* #[arg $barg] pub $bflag: $bty,)*
+            $($(#[$doc])* #[arg $arg] pub $flag: $fty,)*
+            $($(#[$adoc])* #[arg $aarg] pub $aflag: $aty,)*
+        }
 
-    /// A tick group: a cgroup v2 path (relative to the cgroup2 mount, or
-    /// absolute) whose threads, and those of every cgroup below it, are tick
-    /// runners. Options follow after commas:
-    /// `PATH[,period=MS][,deadline=MS][,cpus=LIST][,tick=thread|process]`,
-    /// defaults period=50, deadline=period (at most 4 periods: a server that
-    /// catches up on late ticks tolerates that much), cpus=all tick CPUs, tick=thread
-    /// (each runner thread its own tick loop; `process`: one tick per
-    /// process per period, shared by its threads). Repeatable.
-    #[arg(long = "tick-cgroup", value_name = "SPEC")]
-    pub tick_cgroups: Vec<String>,
-
-    /// A tick group of threads selected by name, found by scx_tick itself
-    /// (restarted processes and new threads too) and moved into a threaded
-    /// child cgroup of their process's own cgroup while it runs:
-    /// `NAME,process=RE|cmdline=RE[,thread=RE][,period=MS][,deadline=MS][,cpus=LIST][,tick=thread|process]`.
-    /// `process` matches the process name, `cmdline` its command line,
-    /// `thread` the thread name (the kernel keeps its first 15 bytes).
-    /// `tick` defaults to `process` without `thread` (every thread of a
-    /// server: one tick per step), else to `thread`. Repeatable.
-    #[arg(long = "tick-threads", value_name = "SPEC")]
-    pub tick_threads: Vec<String>,
-
-    /// A tick group's cgroup does not exist: wait for it (default), create
-    /// it, or refuse to start.
-    #[arg(long, value_enum)]
-    pub missing_cgroup: Option<crate::config::MissingCgroup>,
-
-    /// Tick CPUs: a count (`4`) or a list with ranges (`2,4,6-7`).
-    /// Default: chosen from the topology. (configuration key: tick_cpus,
-    /// or tickRegionAffinity)
-    #[arg(long, value_name = "N|LIST")]
-    pub tick_cpus: Option<String>,
-
-    /// Start lateness after which another tick CPU may steal a queued
-    /// runner, in ms. (configuration key: steal_threshold_ms, or
-    /// stealThresholdMillis)
-    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
-    pub steal_threshold_ms: Option<f64>,
-
-    /// Other work lent a tick CPU must end this long before the runner's
-    /// predicted next wake, in ms. (configuration key: run_tasks_buffer_ms,
-    /// or runTasksBufferMillis)
-    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
-    pub run_tasks_buffer_ms: Option<f64>,
-
-    /// Never steal runners queued on another tick CPU. (configuration key:
-    /// work_stealing = false, or enableWorkStealing = false)
-    #[arg(long)]
-    pub no_work_stealing: bool,
-
-    /// Keep tick CPUs for tick runners: do not lend them to other work
-    /// while runners sleep (tasks that can run nowhere else still run).
-    /// (configuration key: mid_tick_tasks = false, or enableMidTickTasks =
-    /// false)
-    #[arg(long)]
-    pub no_mid_tick: bool,
-
-    /// Keep runners on their home CPU softly (the BPF policy knows it, they
-    /// stay stealable) or hard (sched_setaffinity, never stolen).
-    /// (configuration key: pin = "hard", or
-    /// enableAffinitySchedulerCpuAffinity = true)
-    #[arg(long, value_enum)]
-    pub pin: Option<crate::config::Pin>,
-
-    /// Time slice of other (non-tick) tasks, in ms.
-    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
-    pub slice_ms: Option<f64>,
-
-    /// Print statistics every N seconds while running (0: off).
-    #[arg(
-        long,
-        value_name = "SECS",
-        default_value_t = 0.0,
-        allow_negative_numbers = true
-    )]
-    pub stats: f64,
-
-    /// Write one JSON object of statistics per interval (--stats, or 1 s)
-    /// to FILE, or to stdout with `-` (stdout then carries only JSON: the
-    /// live view and the exit summary go to stderr).
-    #[arg(long, value_name = "FILE|-")]
-    pub stats_json: Option<PathBuf>,
-
-    /// Append to the --stats-json FILE instead of truncating it.
-    #[arg(long, requires = "stats_json")]
-    pub stats_json_append: bool,
-
-    /// Leave the two histograms per group (256 buckets each) out of the
-    /// --stats-json lines; the percentiles, maxima and sums stay.
-    #[arg(long, requires = "stats_json")]
-    pub stats_json_no_histograms: bool,
-
-    /// Describe every statistic (JSON fields, scx_stats) and exit.
-    #[arg(long)]
-    pub help_stats: bool,
-
-    /// Serve OpenMetrics text (Prometheus) on this address, e.g.
-    /// 127.0.0.1:9470: a loopback address unless --metrics-public. Off by
-    /// default.
-    #[arg(long, value_name = "IP:PORT")]
-    pub metrics_addr: Option<String>,
-
-    /// Allow a --metrics-addr that is not loopback (e.g. 0.0.0.0:9470, for
-    /// a Prometheus on another machine): the statistics (group names,
-    /// counts) become readable by anyone who can reach the port.
-    #[arg(long, requires = "metrics_addr")]
-    pub metrics_public: bool,
-
-    /// Do not schedule: show the statistics of the running scx_tick every
-    /// SECS seconds (an scx_stats client).
-    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
-    pub monitor: Option<f64>,
-
-    /// Decide the same tick-group EDF in userspace (Rust, on
-    /// scx_rustland_core) instead of in BPF: for experiments and overhead
-    /// comparisons. Runs scx_tick_user, installed next to scx_tick.
-    #[arg(long)]
-    pub userspace: bool,
-
-    /// The sched_ext watchdog: a runnable task left waiting this many ms
-    /// ejects the scheduler (the kernel's default scheduler takes over).
-    /// 0: the kernel's default (30 s).
-    #[arg(
-        long,
-        value_name = "MS",
-        default_value_t = 0,
-        allow_negative_numbers = true
-    )]
-    pub watchdog_ms: i64,
-
-    /// Tests only: write every BPF poll for a runner (its inputs and its
-    /// pick) to FILE, for `tracereplay` to check against the model.
-    #[arg(long, value_name = "FILE", hide = true)]
-    pub trace_decisions: Option<PathBuf>,
-
-    /// Exit debug dump buffer length (0: the kernel default).
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    pub exit_dump_len: u32,
-
-    /// More output: -v debug (home CPUs, cgroup moves, per-CPU dispatches
-    /// in the live view), -vv trace and libbpf's own messages.
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-
-    /// Where cgroup2 is mounted.
-    #[arg(long, default_value = "/sys/fs/cgroup", hide = true)]
-    pub cgroup_root: PathBuf,
+        impl Config {
+            /// The flags given over the values so far; the run's other
+            /// flags into their part.
+            fn merge_flags(&mut self, args: &RunArgs) -> Result<()> {
+                $(flag_over!($kind, self.$key, args.$flag);)*
+                $(flag_into!($adest, self.$aflag, args.$aflag);)*
+                Ok(())
+            }
+        }
+    };
 }
+
+/// A scheduler option's flag over its value, by the option's kind.
+macro_rules! flag_over {
+    (switch, $value:expr, $flag:expr) => {
+        $value &= !$flag
+    };
+    (cpus, $value:expr, $flag:expr) => {
+        if let Some(s) = &$flag {
+            $value = parse_tick_cpus(s)?;
+        }
+    };
+    ($kind:ident, $value:expr, $flag:expr) => {
+        if let Some(v) = $flag {
+            $value = v;
+        }
+    };
+}
+
+/// A run flag into the plan's `output` or `kernel` part.
+macro_rules! flag_into {
+    (args, $self:ident.$flag:ident, $arg:expr) => {};
+    ($part:ident, $self:ident.$flag:ident, $arg:expr) => {
+        $self.$part.$flag = $arg.clone()
+    };
+}
+
+options!(run_args);
 
 /// The exit of scx_tick and scx_tick_user: an error is one line, whatever
 /// a library put into its message. A closed stdout (`scx_tick --help-stats
@@ -370,26 +274,7 @@ impl Config {
             Some(path) => Config::from_file(path)?,
             None => Config::default(),
         };
-        if let Some(s) = &args.tick_cpus {
-            c.tick_cpus = parse_tick_cpus(s)?;
-        }
-        if let Some(v) = args.steal_threshold_ms {
-            c.steal_threshold_ms = v;
-        }
-        if let Some(v) = args.run_tasks_buffer_ms {
-            c.run_tasks_buffer_ms = v;
-        }
-        if let Some(v) = args.slice_ms {
-            c.slice_ms = v;
-        }
-        if let Some(p) = args.pin {
-            c.pin = p;
-        }
-        c.work_stealing &= !args.no_work_stealing;
-        c.mid_tick_tasks &= !args.no_mid_tick;
-        if let Some(m) = args.missing_cgroup {
-            c.missing_cgroup = m;
-        }
+        c.merge_flags(args)?;
         if !args.tick_cgroups.is_empty() || !args.tick_threads.is_empty() {
             c.groups = args
                 .tick_cgroups

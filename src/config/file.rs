@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 
+use super::options::options;
 use super::parse::{check_cpu_id, parse_cpu_list};
 use super::{Config, DEFAULT_PERIOD_MS, GroupConfig, Pin, ThreadSelectConfig, TickCpus};
 
@@ -22,7 +23,7 @@ impl Config {
     pub fn from_toml(text: &str) -> Result<Config> {
         // One line: "line N (`the line`): <what is wrong>", not toml's
         // multi-line excerpt; the quoted line names the key.
-        let f: FileConfig = toml::from_str(text).map_err(|e| match e.span() {
+        let mut f: FileConfig = toml::from_str(text).map_err(|e| match e.span() {
             Some(span) => {
                 let n = text[..span.start].matches('\n').count();
                 let line: String = (text.lines().nth(n).unwrap_or("").trim().chars())
@@ -33,29 +34,8 @@ impl Config {
             None => anyhow!("{}", one_line(e.message())),
         })?;
         let mut c = Config::default();
-        if let Some(v) = f.tick_cpus {
-            c.tick_cpus = v.into_tick_cpus("tick_cpus")?;
-        }
-        c.steal_threshold_ms = f.steal_threshold_ms.unwrap_or(c.steal_threshold_ms);
-        c.run_tasks_buffer_ms = f.run_tasks_buffer_ms.unwrap_or(c.run_tasks_buffer_ms);
-        c.work_stealing = f.work_stealing.unwrap_or(c.work_stealing);
-        c.mid_tick_tasks = f.mid_tick_tasks.unwrap_or(c.mid_tick_tasks);
-        c.slice_ms = f.slice_ms.unwrap_or(c.slice_ms);
-        if let Some(p) = &f.pin {
-            c.pin = p.parse()?;
-        }
-        match (f.canvas_cpu_affinity, f.pin.is_some()) {
-            (Some(_), true) => bail!(
-                "pin and enableAffinitySchedulerCpuAffinity are both given; allowed: one of them \
-                 (enableAffinitySchedulerCpuAffinity = true is pin = \"hard\", false is \"soft\")"
-            ),
-            (Some(hard), false) => c.pin = if hard { Pin::Hard } else { Pin::Soft },
-            (None, _) => {}
-        }
-        if let Some(m) = &f.missing_cgroup {
-            c.missing_cgroup = m.parse()?;
-        }
-        for g in f.groups {
+        c.merge_file(&mut f)?;
+        for g in std::mem::take(&mut f.groups) {
             let what = g.cgroup.as_ref().or(g.name.as_ref());
             let cpus = match g.cpus {
                 None => None,
@@ -87,29 +67,100 @@ impl Config {
     }
 }
 
-/// The TOML file as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileConfig {
-    #[serde(alias = "stealThresholdMillis")]
-    steal_threshold_ms: Option<f64>,
-    #[serde(alias = "runTasksBufferMillis")]
-    run_tasks_buffer_ms: Option<f64>,
-    #[serde(alias = "tickRegionAffinity")]
-    tick_cpus: Option<CpuValue>,
-    #[serde(alias = "enableWorkStealing")]
-    work_stealing: Option<bool>,
-    #[serde(alias = "enableMidTickTasks")]
-    mid_tick_tasks: Option<bool>,
-    pin: Option<String>,
-    /// Canvas's switch for hard pinning: true = "hard", false = "soft".
-    #[serde(rename = "enableAffinitySchedulerCpuAffinity")]
-    canvas_cpu_affinity: Option<bool>,
-    slice_ms: Option<f64>,
-    missing_cgroup: Option<String>,
-    #[serde(default, rename = "group")]
-    groups: Vec<FileGroup>,
+/// The TOML file as written (`FileConfig`: its keys in the order the
+/// table's `file` section gives them, which is the order an unknown key's
+/// error lists them in), and each key's value over the defaults.
+macro_rules! file_schema {
+    (
+        before $before:tt
+        scheduler $scheduler:tt
+        file [$({
+            [$(#[$doc:meta])*] $key:ident [$($alias:literal)?] [$($rename:literal)?] [$ty:ty]
+            [$($read:ident)?]
+        })*]
+        after $after:tt
+    ) => {
+        /// Every key of the file (its name, its Canvas name or "") and
+        /// its type, for the fuzz tests.
+        #[cfg(test)]
+        pub(super) const FILE_KEYS: &[(&str, &str, &str)] = &[$((
+            key_name!($key $($rename)?),
+            key_name!($($alias)?),
+            stringify!($ty),
+        )),*];
+
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct FileConfig {
+            $(
+                $(#[$doc])*
+                $(#[serde(alias = $alias)])?
+                $(#[serde(rename = $rename)])?
+                $key: Option<$ty>,
+            )*
+            #[serde(default, rename = "group")]
+            groups: Vec<FileGroup>,
+        }
+
+        impl Config {
+            /// The file's values over the defaults, key by key.
+            fn merge_file(&mut self, f: &mut FileConfig) -> Result<()> {
+                $(read_value!(self, f.$key $(=> $read)?);)*
+                Ok(())
+            }
+        }
+    };
 }
+
+/// A key as the file writes it: its field's name, or its rename; "" for
+/// no alias.
+#[cfg(test)]
+macro_rules! key_name {
+    ($key:ident) => {
+        stringify!($key)
+    };
+    ($key:ident $rename:literal) => {
+        $rename
+    };
+    ($alias:literal) => {
+        $alias
+    };
+    () => {
+        ""
+    };
+}
+
+/// One key's value, as the table's `file` section says to read it: as it
+/// is, `parsed` from a string, a `cpu_value`, or Canvas's pin switch.
+macro_rules! read_value {
+    ($c:ident, $f:ident.$key:ident) => {
+        if let Some(v) = $f.$key.take() {
+            $c.$key = v;
+        }
+    };
+    ($c:ident, $f:ident.$key:ident => parsed) => {
+        if let Some(v) = &$f.$key {
+            $c.$key = v.parse()?;
+        }
+    };
+    ($c:ident, $f:ident.$key:ident => cpu_value) => {
+        if let Some(v) = $f.$key.take() {
+            $c.$key = v.into_tick_cpus(stringify!($key))?;
+        }
+    };
+    ($c:ident, $f:ident.$key:ident => canvas_pin) => {
+        match ($f.$key, $f.pin.is_some()) {
+            (Some(_), true) => bail!(
+                "pin and enableAffinitySchedulerCpuAffinity are both given; allowed: one of them \
+                 (enableAffinitySchedulerCpuAffinity = true is pin = \"hard\", false is \"soft\")"
+            ),
+            (Some(hard), false) => $c.pin = if hard { Pin::Hard } else { Pin::Soft },
+            (None, _) => {}
+        }
+    };
+}
+
+options!(file_schema);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -14,6 +14,7 @@ use clap::Parser;
 
 use super::Config;
 use super::cli::Cli;
+use super::file::FILE_KEYS;
 use super::parse::{parse_group_spec, parse_tick_cpus};
 use crate::model::topology::tests::i9_14900hx;
 use crate::model::topology::{CpuInfo, Machine};
@@ -96,25 +97,19 @@ fn validate_everywhere(input: &str, c: &Config) -> Vec<Result<()>> {
         .collect()
 }
 
-const KEYS: &[&str] = &[
-    "steal_threshold_ms",
-    "stealThresholdMillis",
-    "run_tasks_buffer_ms",
-    "runTasksBufferMillis",
-    "tick_cpus",
-    "tickRegionAffinity",
-    "work_stealing",
-    "enableWorkStealing",
-    "mid_tick_tasks",
-    "enableMidTickTasks",
-    "pin",
-    "slice_ms",
-    "group",
-    "steal_treshold_ms",
-    "cgroup",
-    "\"quoted key\"",
-    "a.b",
-];
+/// Every key of the file, a table, and keys that are not (a typo, a group key).
+fn keys() -> Vec<&'static str> {
+    let known = FILE_KEYS.iter().flat_map(|&(k, a, _)| [k, a]);
+    let other = [
+        "group",
+        "steal_treshold_ms",
+        "cgroup",
+        "\"quoted key\"",
+        "a.b",
+    ];
+    known.filter(|k| !k.is_empty()).chain(other).collect()
+}
+
 const GROUP_KEYS: &[&str] = &["cgroup", "period_ms", "deadline_ms", "cpus", "speed"];
 const VALUES: &[&str] = &[
     "0",
@@ -162,10 +157,10 @@ const NOISE: &[&str] = &[
     "0x", "e", "_", "\\", "\r\n", "🦀",
 ];
 
-fn random_toml(rng: &mut Rng) -> String {
+fn random_toml(rng: &mut Rng, keys: &[&str]) -> String {
     let mut doc = String::new();
     for _ in 0..rng.below(6) {
-        doc += &format!("{} = {}\n", rng.pick(KEYS), rng.pick(VALUES));
+        doc += &format!("{} = {}\n", rng.pick(keys), rng.pick(VALUES));
     }
     for _ in 0..rng.below(3) {
         doc += if rng.below(5) == 0 {
@@ -203,8 +198,9 @@ fn random_toml(rng: &mut Rng) -> String {
 fn random_toml_never_panics() {
     let mut rng = Rng(0x5eed_0f71_c6c6);
     let (mut ok, mut refused) = (0, 0);
+    let keys = keys();
     for _ in 0..6000 {
-        let doc = random_toml(&mut rng);
+        let doc = random_toml(&mut rng, &keys);
         match no_panic(&doc, || Config::from_toml(&doc)) {
             Ok(c) => {
                 ok += 1;
@@ -220,27 +216,21 @@ fn random_toml_never_panics() {
     assert!(ok > 100 && refused > 100, "ok {ok}, refused {refused}");
 }
 
-/// (key, values of the wrong type for it)
-const WRONG_TYPES: &[(&str, &[&str])] = &[
-    (
-        "steal_threshold_ms",
-        &["\"fast\"", "true", "[1]", "{ a = 1 }"],
-    ),
-    ("run_tasks_buffer_ms", &["\"0.1\"", "false", "[]"]),
-    ("slice_ms", &["\"5\"", "[5]", "1979-05-27"]),
-    ("work_stealing", &["1", "\"yes\"", "[true]"]),
-    ("mid_tick_tasks", &["0", "\"no\"", "1.0"]),
-    ("pin", &["1", "true", "[\"soft\"]"]),
-    (
-        "tick_cpus",
-        &["true", "1.5", "[1.5]", "[true]", "{ a = 1 }"],
-    ),
-];
+/// Values of the wrong type for a key of this type.
+fn wrong_values(ty: &str) -> &'static [&'static str] {
+    match ty {
+        "f64" => &["\"fast\"", "true", "[1]", "{ a = 1 }", "1979-05-27"],
+        "bool" => &["1", "\"yes\"", "[true]", "1.0"],
+        "String" => &["1", "true", "[\"soft\"]"],
+        "CpuValue" => &["true", "1.5", "[1.5]", "[true]", "{ a = 1 }"],
+        _ => panic!("no wrong values for {ty}"),
+    }
+}
 
 #[test]
 fn wrong_types_are_refused_naming_the_key() {
-    for (key, values) in WRONG_TYPES {
-        for v in *values {
+    for &(key, _, ty) in FILE_KEYS {
+        for v in wrong_values(ty) {
             let doc = format!("{key} = {v}\n");
             let e = Config::from_toml(&doc).expect_err(&doc);
             check_message(&doc, &e);
@@ -390,22 +380,20 @@ fn random_tick_cpus_never_panic() {
     }
 }
 
-const FLAGS: &[&str] = &[
-    "--tick-cgroup",
-    "--tick-cpus",
-    "--steal-threshold-ms",
-    "--run-tasks-buffer-ms",
-    "--no-work-stealing",
-    "--no-mid-tick",
-    "--pin",
-    "--slice-ms",
-    "--stats",
-    "--stats-json",
-    "--metrics-addr",
-    "--exit-dump-len",
-    "-v",
-    "--bogus",
-];
+/// Every run flag (clap's, which the options table declares), and two
+/// that are not.
+fn flags() -> Vec<String> {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let known = (cli.get_arguments())
+        .filter_map(|a| a.get_long())
+        .filter(|l| !["help", "version", "config"].contains(l));
+    known
+        .map(|l| format!("--{l}"))
+        .chain(["-v".into(), "--bogus".into()])
+        .collect()
+}
+
 const FLAG_VALUES: &[&str] = &[
     "1",
     "0",
@@ -435,10 +423,12 @@ const FLAG_VALUES: &[&str] = &[
 fn random_command_lines_never_panic() {
     let mut rng = Rng(0x0a11_f1a9_5a5a);
     let (mut parsed, mut refused) = (0, 0);
+    let flags = flags();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     for _ in 0..4000 {
         let mut argv = vec!["scx_tick".to_string()];
         for _ in 0..rng.below(5) {
-            argv.push(rng.pick(FLAGS).to_string());
+            argv.push(rng.pick(&flags).to_string());
             if rng.below(4) != 0 {
                 argv.push(rng.pick(FLAG_VALUES).to_string());
             }

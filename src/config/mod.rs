@@ -6,10 +6,15 @@
 //! into a [`plan::Plan`] with every value checked, every default resolved
 //! and every error naming the key, the bad value and what is allowed.
 
+use std::path::PathBuf;
+
 use anyhow::{Result, bail};
+
+use options::options;
 
 pub mod cli;
 pub mod file;
+mod options;
 pub mod parse;
 pub mod plan;
 
@@ -19,9 +24,6 @@ mod fuzz;
 mod tests;
 
 pub const DEFAULT_PERIOD_MS: f64 = 50.0;
-pub const DEFAULT_STEAL_THRESHOLD_MS: f64 = 3.0;
-pub const DEFAULT_RUN_TASKS_BUFFER_MS: f64 = 0.1;
-pub const DEFAULT_SLICE_MS: f64 = 5.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TickCpus {
@@ -128,18 +130,66 @@ pub struct GroupConfig {
     pub tick: Option<TickUnit>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Config {
-    pub tick_cpus: TickCpus,
-    pub steal_threshold_ms: f64,
-    pub run_tasks_buffer_ms: f64,
-    pub work_stealing: bool,
-    pub mid_tick_tasks: bool,
-    pub slice_ms: f64,
-    pub pin: Pin,
-    pub missing_cgroup: MissingCgroup,
-    pub groups: Vec<GroupConfig>,
+/// The `Config` fields of the scheduler options, each with its default,
+/// and the run's `Output` and `Kernel` parts, from the options table.
+macro_rules! config_fields {
+    (
+        before [$($before:tt)*]
+        scheduler [$({
+            [$(#[doc = $doc:literal])*] $arg:tt $flag:tt $fty:tt
+            $key:ident [$ty:ty] [$default:expr] $($plan:tt)*
+        })*]
+        file $file:tt
+        after [$($after:tt)*]
+    ) => {
+        /// What the user asked for: the scheduler options, the tick groups
+        /// and the run's other flags.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Config {
+            $($(#[doc = $doc])* pub $key: $ty,)*
+            pub groups: Vec<GroupConfig>,
+            pub output: Output,
+            pub kernel: Kernel,
+        }
+
+        impl Default for Config {
+            fn default() -> Self {
+                Config {
+                    $($key: $default,)*
+                    groups: Vec::new(),
+                    output: Output::default(),
+                    kernel: Kernel::default(),
+                }
+            }
+        }
+
+        run_parts!([] [] $($before)* $($after)*);
+    };
 }
+
+/// The flags marked `output` and `kernel`, sorted into their parts.
+macro_rules! run_parts {
+    ([$($output:tt)*] [$($kernel:tt)*]) => {
+        /// Where statistics, logs and traces go (flags only).
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct Output { $($output)* }
+
+        /// What sched_ext and cgroup2 are told, and where cgroup2 is (flags only).
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct Kernel { $($kernel)* }
+    };
+    ($o:tt $k:tt { $docs:tt $arg:tt $flag:ident $ty:tt args } $($rest:tt)*) => {
+        run_parts!($o $k $($rest)*);
+    };
+    ([$($o:tt)*] $k:tt { [$(#[$doc:meta])*] $arg:tt $flag:ident [$ty:ty] output } $($rest:tt)*) => {
+        run_parts!([$($o)* $(#[$doc])* pub $flag: $ty,] $k $($rest)*);
+    };
+    ($o:tt [$($k:tt)*] { [$(#[$doc:meta])*] $arg:tt $flag:ident [$ty:ty] kernel } $($rest:tt)*) => {
+        run_parts!($o [$($k)* $(#[$doc])* pub $flag: $ty,] $($rest)*);
+    };
+}
+
+options!(config_fields);
 
 impl GroupConfig {
     /// A group of every thread in `cgroup`, with the default period.
@@ -171,22 +221,6 @@ impl GroupConfig {
             (_, Some(c)) => format!("group {c:?}"),
             (Some(n), None) => format!("group {n:?}"),
             (None, None) => "group".into(),
-        }
-    }
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            tick_cpus: TickCpus::Auto,
-            steal_threshold_ms: DEFAULT_STEAL_THRESHOLD_MS,
-            run_tasks_buffer_ms: DEFAULT_RUN_TASKS_BUFFER_MS,
-            work_stealing: true,
-            mid_tick_tasks: true,
-            slice_ms: DEFAULT_SLICE_MS,
-            pin: Pin::Soft,
-            missing_cgroup: MissingCgroup::Wait,
-            groups: Vec::new(),
         }
     }
 }

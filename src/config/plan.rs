@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::{Result, anyhow, bail};
 
-use super::{Config, MissingCgroup, Pin, ThreadSelectConfig, TickCpus, TickUnit};
+use super::options::options;
+use super::{Config, Kernel, MissingCgroup, Output, Pin, ThreadSelectConfig, TickCpus, TickUnit};
 use crate::model::topology::{self, Machine};
 
 const MAX_PERIOD_MS: f64 = 10_000.0;
@@ -94,19 +95,76 @@ impl Group {
     }
 }
 
-/// A validated configuration.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub tick_cpus: Vec<usize>,
-    pub steal_threshold_ns: u64,
-    pub run_tasks_buffer_ns: u64,
-    pub slice_ns: u64,
-    pub work_stealing: bool,
-    pub mid_tick_tasks: bool,
-    pub pin: Pin,
-    pub missing_cgroup: MissingCgroup,
-    pub groups: Vec<Group>,
+/// The `Plan` fields of the scheduler options, their range checks and
+/// their values, from the options table.
+macro_rules! plan_fields {
+    (
+        before $before:tt
+        scheduler [$({
+            $docs:tt $arg:tt $flag:ident $fty:tt $key:ident $ty:tt $default:tt
+            $kind:ident $range:tt $plan:ident [$pty:ty]
+        })*]
+        file $file:tt
+        after $after:tt
+    ) => {
+        /// A validated configuration.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Plan {
+            $(pub $plan: $pty,)*
+            pub groups: Vec<Group>,
+            pub output: Output,
+            pub kernel: Kernel,
+        }
+
+        impl Config {
+            /// Each option's range, the last declared first (the order
+            /// of these errors since there were ranges).
+            fn check_ranges(&self) -> Result<()> {
+                let ranges = [$(range!($kind $range, self.$key, $flag)),*];
+                for (key, flag, v, lo, hi) in ranges.into_iter().flatten().rev() {
+                    check_range(&format!("{key} (--{})", flag.replace('_', "-")), v, lo, hi)?;
+                }
+                Ok(())
+            }
+
+            /// The plan of checked options, the tick CPUs and the groups.
+            fn plan(&self, tick_cpus: Vec<usize>, groups: Vec<Group>) -> Plan {
+                Plan {
+                    $($plan: plan_value!($kind, self.$key, tick_cpus),)*
+                    groups,
+                    output: self.output.clone(),
+                    kernel: self.kernel.clone(),
+                }
+            }
+        }
+    };
 }
+
+/// An `ms` option's (key, flag, value, lowest, highest); None for others.
+macro_rules! range {
+    (ms [$lo:expr, $hi:expr], $self:ident.$key:ident, $flag:ident) => {
+        Some((stringify!($key), stringify!($flag), $self.$key, $lo, $hi))
+    };
+    ($kind:ident $range:tt, $self:ident.$key:ident, $flag:ident) => {
+        None
+    };
+}
+
+/// An option's value in the plan, by its kind: ms in ns, the tick CPUs
+/// resolved, others as they are.
+macro_rules! plan_value {
+    (ms, $value:expr, $tick_cpus:ident) => {
+        ms_to_ns($value)
+    };
+    (cpus, $value:expr, $tick_cpus:ident) => {
+        $tick_cpus
+    };
+    ($kind:ident, $value:expr, $tick_cpus:ident) => {
+        $value
+    };
+}
+
+options!(plan_fields);
 
 impl Plan {
     /// What is valid but probably not meant, for check-config.
@@ -252,19 +310,7 @@ impl Config {
             }
         };
 
-        check_range("slice_ms (--slice-ms)", self.slice_ms, 0.05, 1000.0)?;
-        check_range(
-            "run_tasks_buffer_ms (--run-tasks-buffer-ms)",
-            self.run_tasks_buffer_ms,
-            0.0,
-            100.0,
-        )?;
-        check_range(
-            "steal_threshold_ms (--steal-threshold-ms)",
-            self.steal_threshold_ms,
-            0.0,
-            MAX_PERIOD_MS,
-        )?;
+        self.check_ranges()?;
 
         if self.groups.len() > crate::bpf::intf::tick_consts_MAX_GROUPS as usize {
             bail!(
@@ -367,17 +413,7 @@ impl Config {
             });
         }
 
-        Ok(Plan {
-            tick_cpus,
-            steal_threshold_ns: ms_to_ns(self.steal_threshold_ms),
-            run_tasks_buffer_ns: ms_to_ns(self.run_tasks_buffer_ms),
-            slice_ns: ms_to_ns(self.slice_ms),
-            work_stealing: self.work_stealing,
-            mid_tick_tasks: self.mid_tick_tasks,
-            pin: self.pin,
-            missing_cgroup: self.missing_cgroup,
-            groups,
-        })
+        Ok(self.plan(tick_cpus, groups))
     }
 }
 

@@ -38,12 +38,14 @@ const MAX_CPUS: usize = intf::tick_consts_MAX_CPUS as usize;
 
 pub fn run(args: &RunArgs) -> Result<()> {
     let mut plan = plan(args).map_err(bad_config)?;
-    check_outputs(args).map_err(bad_config)?;
+    check_outputs(&plan).map_err(bad_config)?;
     preflight()?;
 
     info!("scx_tick {}", crate::version());
     // libbpf's messages go through our log (stderr), never to stdout.
-    scx_utils::init_libbpf_logging(Some(if args.verbose > 1 {
+    // where the outputs go: the flags', the same in every re-plan
+    let o = plan.output.clone();
+    scx_utils::init_libbpf_logging(Some(if o.verbose > 1 {
         libbpf_rs::PrintLevel::Debug
     } else {
         libbpf_rs::PrintLevel::Warn
@@ -64,22 +66,22 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let _server = launch_stats_server(shared.clone())
         .map_err(|e| warn!("no stats server, --monitor will not work: {e:#}"))
         .ok();
-    if let Some(addr) = &args.metrics_addr {
-        serve_openmetrics(addr, args.metrics_public, shared.clone())?;
+    if let Some(addr) = &o.metrics_addr {
+        serve_openmetrics(addr, o.metrics_public, shared.clone())?;
     }
     let mut out = Outputs {
-        print_every: (args.stats > 0.0).then(|| Duration::from_secs_f64(args.stats)),
-        json: args
+        print_every: (o.stats > 0.0).then(|| Duration::from_secs_f64(o.stats)),
+        json: o
             .stats_json
             .as_deref()
             .map(|p| {
-                JsonSink::open(p, args.stats_json_append)
-                    .map(|s| s.histograms(!args.stats_json_no_histograms))
+                JsonSink::open(p, o.stats_json_append)
+                    .map(|s| s.histograms(!o.stats_json_no_histograms))
             })
             .transpose()?,
         shared,
-        reporter: Reporter::new(names, args.verbose > 0),
-        trace: args
+        reporter: Reporter::new(names, o.verbose > 0),
+        trace: o
             .trace_decisions
             .as_deref()
             .map(TraceSink::create)
@@ -89,7 +91,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     };
     // `--stats-json -`: stdout carries only JSON
     out.reporter
-        .human_to_stderr(args.stats_json.as_deref() == Some(Path::new("-")));
+        .human_to_stderr(o.stats_json.as_deref() == Some(Path::new("-")));
 
     // Counters start from zero with every attach: carry them across restarts.
     let mut base = Snapshot::new(plan.groups.len());
@@ -97,7 +99,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     // The summary also when the kernel ejected us or something failed.
     out.reporter.summary(&base.groups, &base.cpu.summary());
     write_exit_line(&out.reporter, &base.cpu, &base.groups, &mut out.json);
-    if let (Some(t), Some(path)) = (&out.trace, &args.trace_decisions) {
+    if let (Some(t), Some(path)) = (&out.trace, &o.trace_decisions) {
         let mut t = t.borrow_mut();
         t.flush()
             .with_context(|| format!("writing {}", path.display()))?;
@@ -120,12 +122,12 @@ fn schedule(
     out: &mut Outputs,
     base: &mut Snapshot,
 ) -> Result<()> {
-    let mut hints = Hints::new(plan, &args.cgroup_root)?;
+    let mut hints = Hints::new(plan, &plan.kernel.cgroup_root)?;
     // Outlives re-attaches; dropping it (any exit) moves every thread back.
-    let mut membership = Membership::new(plan, &args.cgroup_root);
+    let mut membership = Membership::new(plan, &plan.kernel.cgroup_root);
     loop {
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(plan, args, &hints, &mut membership, &mut open_object)?;
+        let mut sched = Scheduler::init(plan, &hints, &mut membership, &mut open_object)?;
         let uei = sched.run(shutdown, out, base, &mut hints, &mut membership)?;
         drop(sched);
         if uei.should_restart() && !shutdown.load(Ordering::Relaxed) {
@@ -221,15 +223,14 @@ struct Scheduler<'a> {
 impl<'a> Scheduler<'a> {
     fn init(
         plan: &Plan,
-        args: &RunArgs,
         hints: &Hints,
         membership: &mut Membership,
         open_object: &'a mut MaybeUninit<OpenObject>,
     ) -> Result<Self> {
         let builder = BpfSkelBuilder::default();
         let mut skel = scx_ops_open!(builder, open_object, tick_ops, None)?;
-        skel.struct_ops.tick_ops_mut().exit_dump_len = args.exit_dump_len;
-        skel.struct_ops.tick_ops_mut().timeout_ms = args.watchdog_ms as u32;
+        skel.struct_ops.tick_ops_mut().exit_dump_len = plan.kernel.exit_dump_len;
+        skel.struct_ops.tick_ops_mut().timeout_ms = plan.kernel.watchdog_ms as u32;
         let machine = Machine::read()?;
 
         let rodata = skel
@@ -268,7 +269,7 @@ impl<'a> Scheduler<'a> {
         rodata.other_slice_ns = plan.slice_ns;
         rodata.work_stealing = plan.work_stealing;
         rodata.mid_tick_tasks = plan.mid_tick_tasks;
-        if args.trace_decisions.is_some() {
+        if plan.output.trace_decisions.is_some() {
             rodata.trace_decisions = true;
             skel.maps.decisions.set_max_entries(trace::RING_BYTES)?;
         }

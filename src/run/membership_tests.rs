@@ -72,6 +72,8 @@ fn our_own_process_and_its_callers_are_never_matched() {
         pin: crate::config::Pin::Soft,
         missing_cgroup: MissingCgroup::Wait,
         groups: Vec::new(),
+        output: Default::default(),
+        kernel: Default::default(),
     };
     let m = Membership::new(&plan, Path::new("/sys/fs/cgroup"));
     assert!(m.ours.contains(&std::process::id()));

@@ -49,10 +49,8 @@ pub fn preflight() -> Result<()> {
 pub fn plan(args: &RunArgs) -> Result<Plan> {
     let config = Config::from_args(args)?;
     let machine = Machine::read()?;
-    let missing = config.missing_cgroup;
-    config.validate(&machine, &|p| {
-        cgroup::resolve(&args.cgroup_root, p, missing)
-    })
+    let (root, missing) = (&config.kernel.cgroup_root, config.missing_cgroup);
+    config.validate(&machine, &|p| cgroup::resolve(root, p, missing))
 }
 
 /// The plan after CPU hotplug: the user's CPU lists without the CPUs that
@@ -63,31 +61,31 @@ pub fn replan(args: &RunArgs) -> Result<Plan> {
     for note in config.keep_online(&machine) {
         warn!("after hotplug: {note}");
     }
-    let missing = config.missing_cgroup;
-    config.validate(&machine, &|p| {
-        cgroup::resolve(&args.cgroup_root, p, missing)
-    })
+    let (root, missing) = (&config.kernel.cgroup_root, config.missing_cgroup);
+    config.validate(&machine, &|p| cgroup::resolve(root, p, missing))
 }
 
-/// The output flags, checked before anything is loaded (like the config).
-pub fn check_outputs(args: &RunArgs) -> Result<()> {
-    if !(args.stats.is_finite() && args.stats >= 0.0) {
+/// The plan's output and kernel flags, checked before anything is loaded
+/// (after the configuration).
+pub fn check_outputs(plan: &Plan) -> Result<()> {
+    let (out, kernel) = (&plan.output, &plan.kernel);
+    if !(out.stats.is_finite() && out.stats >= 0.0) {
         bail!(
             "--stats {}: allowed: a number of seconds, 0 (off) or more",
-            args.stats
+            out.stats
         );
     }
-    if args.watchdog_ms != 0 && !(100..=30_000).contains(&args.watchdog_ms) {
+    if kernel.watchdog_ms != 0 && !(100..=30_000).contains(&kernel.watchdog_ms) {
         bail!(
             "--watchdog-ms {}: allowed: 0 (the kernel's default, 30 s) or 100 to 30000",
-            args.watchdog_ms
+            kernel.watchdog_ms
         );
     }
-    if let Some(path) = &args.stats_json {
+    if let Some(path) = &out.stats_json {
         check_json_path(path)?;
     }
-    if let Some(addr) = &args.metrics_addr {
-        parse_metrics_addr(addr, args.metrics_public)?;
+    if let Some(addr) = &out.metrics_addr {
+        parse_metrics_addr(addr, out.metrics_public)?;
     }
     Ok(())
 }

@@ -28,7 +28,7 @@ use scx_tick::run::{startup, userspace};
 fn run(args: &cli::RunArgs) -> Result<()> {
     userspace::check_args(args).map_err(cli::bad_config)?;
     let plan = startup::plan(args).map_err(cli::bad_config)?;
-    startup::check_outputs(args).map_err(cli::bad_config)?;
+    startup::check_outputs(&plan).map_err(cli::bad_config)?;
     startup::preflight()?;
     info!(
         "scx_tick {}, userspace policy mode (scx_rustland_core {})",
@@ -39,11 +39,11 @@ fn run(args: &cli::RunArgs) -> Result<()> {
         info!("{line}");
     }
     let names = plan.groups.iter().map(startup::group_name).collect();
-    let mut reporter = Reporter::new(names, args.verbose > 0);
+    let mut reporter = Reporter::new(names, plan.output.verbose > 0);
     // `--stats-json -`: stdout carries only JSON
-    reporter.human_to_stderr(args.stats_json.as_deref() == Some(std::path::Path::new("-")));
+    reporter.human_to_stderr(plan.output.stats_json.as_deref() == Some(std::path::Path::new("-")));
     let mut open_object = MaybeUninit::uninit();
-    let mut s = sched::Sched::init(&plan, args, &mut open_object)?;
+    let mut s = sched::Sched::init(&plan, &mut open_object)?;
     let uei = s.run(&mut reporter)?;
     let (bounced, congested) = (s.bounced(), s.congested());
     let (counters, groups, dropped) = (s.counters, s.groups.clone(), s.out.dropped());

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use libbpf_rs::OpenObject;
 use log::warn;
-use scx_tick::config::cli::RunArgs;
 use scx_tick::config::plan::Plan;
 use scx_tick::model::dispatch;
 use scx_tick::output::intervals::Intervals;
@@ -125,11 +124,7 @@ pub struct Sched<'a> {
 }
 
 impl<'a> Sched<'a> {
-    pub fn init(
-        plan: &'a Plan,
-        args: &RunArgs,
-        open_object: &'a mut MaybeUninit<OpenObject>,
-    ) -> Result<Sched<'a>> {
+    pub fn init(plan: &'a Plan, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Sched<'a>> {
         let group_homes = plan
             .groups
             .iter()
@@ -156,7 +151,7 @@ impl<'a> Sched<'a> {
                 scx_tick::config::plan::Runners::Threads(_) => None,
             })
             .collect();
-        let classifier = Classifier::new(&args.cgroup_root, &groups);
+        let classifier = Classifier::new(&plan.kernel.cgroup_root, &groups);
         let policy = dispatch::Policy {
             work_stealing: plan.work_stealing,
             steal_threshold_ns: plan.steal_threshold_ns,
@@ -164,19 +159,19 @@ impl<'a> Sched<'a> {
         // files are opened before rustland forbids new mappings
         let stdout = NonBlocking::reopen(1);
         // `--stats-json -`: stdout carries only JSON, the live view goes to stderr
-        let json_to_stdout = args.stats_json.as_deref() == Some(std::path::Path::new("-"));
+        let o = &plan.output;
+        let json_to_stdout = o.stats_json.as_deref() == Some(std::path::Path::new("-"));
         let out = if json_to_stdout {
             NonBlocking::reopen(2)
         } else {
             stdout.clone()
         };
-        let json = match args.stats_json.as_deref() {
+        let json = match o.stats_json.as_deref() {
             Some(_) if json_to_stdout => Some(
-                JsonSink::from_writer(Box::new(stdout)).histograms(!args.stats_json_no_histograms),
+                JsonSink::from_writer(Box::new(stdout)).histograms(!o.stats_json_no_histograms),
             ),
             Some(p) => Some(
-                JsonSink::open(p, args.stats_json_append)?
-                    .histograms(!args.stats_json_no_histograms),
+                JsonSink::open(p, o.stats_json_append)?.histograms(!o.stats_json_no_histograms),
             ),
             None => None,
         };
@@ -185,9 +180,9 @@ impl<'a> Sched<'a> {
         let bpf = BpfScheduler::init(
             open_object,
             None,
-            args.exit_dump_len,
+            plan.kernel.exit_dump_len,
             false, // every task: tick CPUs are ours to keep
-            args.verbose > 1,
+            o.verbose > 1,
             false, // no built-in idle shortcut: every wakeup is decided here
             false,
             plan.slice_ns,
@@ -212,10 +207,10 @@ impl<'a> Sched<'a> {
             last_ran_at: 0,
             counters: Counters::default(),
             groups: vec![GroupCounters::default(); plan.groups.len()],
-            print_every: (args.stats > 0.0).then(|| Duration::from_secs_f64(args.stats)),
+            print_every: (o.stats > 0.0).then(|| Duration::from_secs_f64(o.stats)),
             json,
             out,
-            verbose: args.verbose > 0,
+            verbose: o.verbose > 0,
         })
     }
 
