@@ -6,7 +6,7 @@ use clap::Parser;
 use scx_tick::commands::{check_config, matching, monitor, suggest, tagging, topology};
 use scx_tick::config::cli;
 use scx_tick::output::stats_server;
-use scx_tick::run::{loader, userspace};
+use scx_tick::run::{scheduler, userspace};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -15,7 +15,7 @@ fn main() -> ExitCode {
         None if cli.run.help_stats => stats_server::describe_stats(&mut std::io::stdout()),
         None if cli.run.userspace => userspace::exec(),
         None if cli.run.monitor.is_some() => monitor::run(&cli.run),
-        None => loader::run(&cli.run),
+        None => scheduler::run(&cli.run),
         Some(cli::Command::Topology(args)) => topology::run(args),
         Some(cli::Command::CheckConfig(args)) => check_config::run(args),
         Some(cli::Command::Tag(args)) => tagging::tag(args),

@@ -32,7 +32,7 @@
 //! the plan's `Output` and `Kernel` parts; the keys the fuzz tests try
 //! (the flags they try are clap's). A new scheduler option of a known
 //! kind is its entry in `scheduler`, its key in `file`, and the line that
-//! uses its plan field (for BPF: one `rodata` line in `run/loader.rs`).
+//! uses its plan field (for BPF: one `rodata` line in `run/scheduler.rs`).
 //! Tick groups (`[[group]]`, `--tick-cgroup`, `--tick-threads`) have their
 //! own syntax, in `parse` and `file`.
 

@@ -1,4 +1,4 @@
-//! Running the scheduler: the BPF policy's run loop ([`loader`]) with what
+//! Running the scheduler: the BPF policy's run loop ([`scheduler`]) with what
 //! it keeps in step while it runs (tick group [`membership`], home CPU
 //! [`pinning`], deadline [`hints`]), the cgroup v2 helpers they share
 //! ([`cgroup`]), the start-up both policy modes go through ([`startup`]),
@@ -6,8 +6,8 @@
 
 pub mod cgroup;
 pub mod hints;
-pub mod loader;
 pub mod membership;
 pub mod pinning;
+pub mod scheduler;
 pub mod startup;
 pub mod userspace;
