@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use log::{info, warn};
-use regex::Regex;
 
 use crate::config::cli::TagArgs;
+use crate::config::parse::parse_regex;
 use crate::run::cgroup;
 
 /// Where a tagged process came from, so `untag` can put it back.
@@ -92,19 +92,7 @@ fn select(args: &TagArgs) -> Result<(Vec<u32>, BTreeSet<u32>)> {
     let mut pids = BTreeSet::new();
     if let Some(pid) = args.pid {
         let re = match &args.thread_name {
-            Some(r) => Some(Regex::new(r).map_err(|e| {
-                // regex's syntax errors span lines (pattern, caret, error): keep the error
-                let msg = e.to_string();
-                let why = msg
-                    .lines()
-                    .rev()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("");
-                anyhow!(
-                    "--thread-name {r:?}: not a valid regular expression ({})",
-                    why.trim().trim_start_matches("error: ")
-                )
-            })?),
+            Some(r) => Some(parse_regex("--thread-name", r)?),
             None => None,
         };
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))

@@ -11,6 +11,24 @@ use super::{GroupConfig, ThreadSelectConfig, TickCpus};
 const CPU_ID_LIMIT: usize = crate::bpf::intf::tick_consts_MAX_CPUS as usize;
 
 /// Parse a CPU list: `4-6,8,10-11`.
+/// A regular expression, or the error `{name} "RE": not a valid regular
+/// expression (why)`: regex's syntax errors span lines (pattern, caret,
+/// error), and only the last says why.
+pub fn parse_regex(name: &str, r: &str) -> Result<regex::Regex> {
+    regex::Regex::new(r).map_err(|e| {
+        let msg = e.to_string();
+        let why = msg
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        anyhow!(
+            "{name} {r:?}: not a valid regular expression ({})",
+            why.trim().trim_start_matches("error: ")
+        )
+    })
+}
+
 pub fn parse_cpu_list(key: &str, s: &str) -> Result<Vec<usize>> {
     let mut cpus = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Result, anyhow, bail};
 
 use super::options::options;
+use super::parse::parse_regex;
 use super::{Config, Kernel, MissingCgroup, Output, Pin, ThreadSelectConfig, TickCpus, TickUnit};
 use crate::model::topology::{self, Machine};
 
@@ -444,20 +445,7 @@ fn compile_select(what: &str, sel: &ThreadSelectConfig) -> Result<ThreadSelect> 
     }
     let re = |key: &str, v: &Option<String>| -> Result<Option<regex::Regex>> {
         v.as_deref()
-            .map(|r| {
-                regex::Regex::new(r).map_err(|e| {
-                    let msg = e.to_string();
-                    let why = msg
-                        .lines()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("");
-                    anyhow!(
-                        "{what}: {key} = {r:?}: not a valid regular expression ({})",
-                        why.trim().trim_start_matches("error: ")
-                    )
-                })
-            })
+            .map(|r| parse_regex(&format!("{what}: {key} ="), r))
             .transpose()
     };
     if let Some(t) = &sel.thread_name {
