@@ -67,7 +67,7 @@
 #define SCX_TICK_BREAK_NOSTEPS 0 /* nosteps: a process's wake-up after a quiet spell is no step: the grid alone decides */
 #endif
 #ifndef SCX_TICK_BREAK_NOHINTS
-#define SCX_TICK_BREAK_NOHINTS 0 /* nohints: a deadline hint is taken and counted as used, but the tick keeps its implicit deadline */
+#define SCX_TICK_BREAK_NOHINTS 0 /* nohints: a deadline hint starts its tick and is counted as used, but the tick gets the implicit deadline (wake-up + the group's) */
 #endif
 #ifndef SCX_TICK_BREAK_SHARECHARGE
 #define SCX_TICK_BREAK_SHARECHARGE 0 /* sharecharge: a task given an owed share pays only for the time it ran */

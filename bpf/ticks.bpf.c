@@ -52,8 +52,6 @@ static u64 take_hint(struct task_struct *p, s32 group, u64 now, struct group_sta
 	}
 	if (gs)
 		gs->hints_used++;
-	if (SCX_TICK_BREAK_NOHINTS)
-		return 0;
 	return h;
 }
 
@@ -131,6 +129,8 @@ static void begin_tick(struct task_ctx *tctx, u64 start, u64 grid, u64 deadline,
 static void begin_hinted_tick(struct task_ctx *tctx, u64 now, u64 hint, struct group_stats *gs)
 {
 	learn_mspt(tctx);
+	if (SCX_TICK_BREAK_NOHINTS)
+		hint = now + group_deadline(tctx->group);
 	begin_tick(tctx, now, now, hint, gs);
 }
 
