@@ -131,6 +131,12 @@ run_vm() { # file qemu|vng bpf|userspace
   local why=""
   [[ $rc -eq 125 ]] && int3_death "$out" && why="the guest kernel died of an int3 oops in patched code (TCG emulation)"
   [[ $rc -eq 123 ]] && why="the guest kernel hung while booting, before the scenario ran (TCG emulation)"
+  # Silent after boot: no line from the scenario and no kernel message in
+  # the whole timeout. An ejection, a stall, a lockup or an oops prints one
+  # at the guest's loglevel, so this is the emulator (seen once, 1aa93c9).
+  [[ $rc -eq 124 ]] && ! grep -qE '^(# |FAIL)' "$out" &&
+    ! grep -qE 'sched_ext|BUG:|soft lockup|hard LOCKUP|rcu.*stall|Oops|Kernel panic|blocked for more than' "$out" &&
+    why="the guest went silent after boot: no line from the scenario, no kernel message in $timeout s (TCG emulation)"
   # QEMU 10.0's own assertion in its MSI-X emulation killed vng guests at boot (2026-11-25)
   [[ $rc -eq 125 ]] && grep -q "^qemu-system-[a-z0-9_]*: .*Assertion .* failed" "$out" &&
     why="QEMU itself died of an assertion in its device emulation ($(grep -m1 -o 'hw/[^:]*' "$out"))"
@@ -195,7 +201,7 @@ done
 
 echo
 [[ ${#NOT_RUN[@]} -gt 0 ]] && echo "not run, the suite's ${LIMIT} s had passed: ${NOT_RUN[*]}"
-[[ ${#RETRIED[@]} -gt 0 ]] && echo "retried after an emulator fault (int3 oops, boot hang or QEMU assertion): ${RETRIED[*]} ($RETRIED_PASSED passed on the retry)"
+[[ ${#RETRIED[@]} -gt 0 ]] && echo "retried after an emulator fault (int3 oops, boot hang, silence after boot or QEMU assertion): ${RETRIED[*]} ($RETRIED_PASSED passed on the retry)"
 [[ ${#FAILURES[@]} -gt 0 ]] && echo "failed: ${FAILURES[*]}"
 echo "scenarios: $PASSED passed ($VNG_PASSED of them under virtme-ng, $RETRIED_PASSED on a retry after an emulator fault), $FAILED failed, $SKIPPED skipped, ${#NOT_RUN[@]} not run (time limit) in $SECONDS s"
 echo "records: $RECORDS"
