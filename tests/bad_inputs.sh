@@ -134,6 +134,7 @@ BAD_INPUTS=(
   "--slice-ms 5s|invalid value '5s' for '--slice-ms <MS>'"
   "--watchdog-ms 50|--watchdog-ms 50: allowed: 0 (the kernel's default, 30 s) or 100 to 30000"
   "--watchdog-ms 40000|--watchdog-ms 40000: allowed"
+  "--watchdog-ms 150|then for the runner on its CPU to end its slice (up to the longest tick deadline, 0 ms): a watchdog under twice that ejects scx_tick under load; allowed: 0 (the kernel's default, 30 s) or 200 to 30000"
   "--watchdog-ms 5s|invalid value '5s' for '--watchdog-ms <MS>'"
   # switches and choices
   "--pin firm|invalid value 'firm' for '--pin <PIN>'"

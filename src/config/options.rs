@@ -194,7 +194,9 @@ macro_rules! options {
 
                 /// The sched_ext watchdog: a runnable task left waiting this many ms
                 /// ejects the scheduler (the kernel's default scheduler takes over).
-                /// 0: the kernel's default (30 s).
+                /// 0: the kernel's default (30 s). At least twice the longest wait of
+                /// other work: 100 ms to its owed share, then a runner's slice (up to the
+                /// longest tick deadline).
                 #[arg(long, value_name = "MS", default_value_t = 0, allow_negative_numbers = true)]
                 watchdog_ms: i64 => kernel;
 
