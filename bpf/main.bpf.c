@@ -183,9 +183,10 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		return;
 	tctx->run_start = now;
 	cctx->running_tick = tctx->runner;
+	/* also a runner that became other work while parked (moved out of its group) */
+	unpark(tctx);
 
 	if (tctx->runner) {
-		unpark(tctx);
 		take_hint_mid_run(p, tctx, now);
 		/* its deadline passed while it waited: that tick is missed */
 		if (tctx->in_tick && !time_before(now, tctx->deadline))
