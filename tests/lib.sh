@@ -93,12 +93,9 @@ reattached() {
 # the tick groups' counters summed over the groups.
 read_totals() {
   local vars
-  vars=$(python3 - "$STATS_JSON" <<'PY'
+  vars=$(exit_line | python3 -c '
 import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-last = json.loads(lines[-1]) if lines else {}
-if last.get("sample") != "exit":
-    sys.exit("no exit line (sample: exit) in " + sys.argv[1])
+last = json.load(sys.stdin)
 tot = {k: v for k, v in last.items() if type(v) is int}
 for g in last["groups"].values():
     for k, v in g.items():
@@ -106,20 +103,24 @@ for g in last["groups"].values():
             tot[k] = tot.get(k, 0) + v
 for k, v in tot.items():
     print(f"tot_{k}={v}")
-PY
-) || fail "no exit totals in scx_tick's --stats-json ($STATS_JSON)"
+') || fail "no exit totals in scx_tick's --stats-json ($STATS_JSON)"
   eval "$vars"
+}
+
+# scx_tick's exit line: the last --stats-json line, written as it exits
+# (`"sample":"exit"`, the whole run as one sample), on stdout.
+exit_line() {
+  local last
+  last=$(tail -n 1 "$STATS_JSON" 2>/dev/null) || true
+  [[ "$last" == *'"sample":"exit"'* ]] || fail "no exit line (\"sample\":\"exit\") at the end of scx_tick's --stats-json ($STATS_JSON)"
+  printf '%s\n' "$last"
 }
 
 # A tick group's statistic on scx_tick's exit line: group_stat GROUP KEY
 # (the --stats-json field names; scx_tick --help-stats lists them).
 group_stat() {
-  python3 - "$STATS_JSON" "$1" "$2" <<'PY' || fail "no statistic $2 of group $1 on scx_tick's exit line ($STATS_JSON)"
-import json, sys
-last = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-assert last.get("sample") == "exit", "the last line is not the exit line"
-print(last["groups"][sys.argv[2]][sys.argv[3]])
-PY
+  exit_line | python3 -c 'import json, sys; print(json.load(sys.stdin)["groups"][sys.argv[1]][sys.argv[2]])' "$1" "$2" \
+    || fail "no statistic $2 of group $1 on scx_tick's exit line ($STATS_JSON)"
 }
 
 # Arithmetic for the scenarios' notes: calc EXPR [DIGITS] (awk's), and

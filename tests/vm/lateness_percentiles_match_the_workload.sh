@@ -16,11 +16,12 @@ taskset -c 1 "$TICKLOAD" -n 3 --work-ms 10 --period-ms 50 --duration-s 16 --cgro
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 grep "^scx_tick summary: tick:" "$WORK/scx.out" | sed 's/^/# /'
-python3 - "$WORK/load.json" "$STATS_JSON" <<'PY' || fail "scx_tick's lateness percentiles do not agree with the workload's"
+exit_line >"$WORK/exit.json"
+python3 - "$WORK/load.json" "$WORK/exit.json" <<'PY' || fail "scx_tick's lateness percentiles do not agree with the workload's"
 import json, sys
 own = json.load(open(sys.argv[1]))["total"]
 # scx_tick's exit line: its "interval" is the whole run
-tick = json.loads(open(sys.argv[2]).read().splitlines()[-1])["groups"]["tick"]
+tick = json.load(open(sys.argv[2]))["groups"]["tick"]
 ok = True
 for q in ("p50", "p99"):
     scx = tick[f"lateness_{q}_us"] / 1000.0

@@ -61,7 +61,7 @@ run_case() { # name runners work_ms hogs(0/1) extra-tickload-args...
   stop_scx INT
   [[ $SCX_RC -eq 0 ]] || fail "$name: exit status $SCX_RC"
   grep "scx_tick summary:" "$WORK/scx.out" | sed "s/^/# $name: /"
-  tail -1 "$STATS_JSON" >"$WORK/$name.exit.json"
+  exit_line >"$WORK/$name.exit.json"
 }
 
 run_case sleeping 4 15 1
@@ -74,7 +74,7 @@ start_scx --tick-cgroup plain
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "alone: exit status $SCX_RC"
 grep "scx_tick summary:" "$WORK/scx.out" | sed "s/^/# alone: /"
-tail -1 "$STATS_JSON" >"$WORK/alone.exit.json"
+exit_line >"$WORK/alone.exit.json"
 PROC=$(make_cgroup proc)
 start_scx --tick-cgroup proc,tick=process -vv
 stress-ng --cpu 8 --timeout 10s >/dev/null 2>&1 &
@@ -85,7 +85,7 @@ wait "$hog"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "process: exit status $SCX_RC"
 grep "scx_tick summary:" "$WORK/scx.out" | sed "s/^/# process: /"
-tail -1 "$STATS_JSON" >"$WORK/process.exit.json"
+exit_line >"$WORK/process.exit.json"
 grep "miss: " "$WORK/scx.err" >"$WORK/process.misses" || true
 
 python3 - "$WORK" <<'PY' || fail "scx_tick's misses do not agree with the workload's (see above)"
