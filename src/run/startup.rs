@@ -82,16 +82,20 @@ pub fn check_outputs(plan: &Plan) -> Result<()> {
             kernel.watchdog_ms
         );
     }
-    let need_ms = watchdog_floor_ms(plan);
-    if kernel.watchdog_ms != 0 && (kernel.watchdog_ms as u64) < need_ms {
+    // Other work waits up to its owed share's period, then for the runner
+    // on its CPU to end its slice (at the runner's deadline): a watchdog
+    // under twice that ejects scx_tick under load.
+    let longest_ns = plan.groups.iter().map(|g| g.deadline_ns).max().unwrap_or(0);
+    let floor_ms = (2 * (OTHER_SHARE_PERIOD_NS + longest_ns)).div_ceil(1_000_000);
+    if kernel.watchdog_ms != 0 && (kernel.watchdog_ms as u64) < floor_ms {
         bail!(
             "--watchdog-ms {}: other work waits up to {} ms for its owed share and then for the \
              runner on its CPU to end its slice (up to the longest tick deadline, {} ms): a \
              watchdog under twice that ejects scx_tick under load; allowed: 0 (the kernel's \
-             default, 30 s) or {need_ms} to 30000",
+             default, 30 s) or {floor_ms} to 30000",
             kernel.watchdog_ms,
             OTHER_SHARE_PERIOD_NS / 1_000_000,
-            longest_deadline_ns(plan) / 1_000_000
+            longest_ns / 1_000_000
         );
     }
     if let Some(path) = &out.stats_json {
@@ -101,17 +105,6 @@ pub fn check_outputs(plan: &Plan) -> Result<()> {
         parse_metrics_addr(addr, out.metrics_public)?;
     }
     Ok(())
-}
-
-fn longest_deadline_ns(plan: &Plan) -> u64 {
-    plan.groups.iter().map(|g| g.deadline_ns).max().unwrap_or(0)
-}
-
-/// The shortest sched_ext watchdog scx_tick can promise to stay under:
-/// twice the longest wait of other work (its owed share's period, then a
-/// runner's slice, which ends at the runner's deadline), in ms, rounded up.
-pub fn watchdog_floor_ms(plan: &Plan) -> u64 {
-    (2 * (OTHER_SHARE_PERIOD_NS + longest_deadline_ns(plan))).div_ceil(1_000_000)
 }
 
 /// A tick group's name in statistics: its `name`, by default its path
