@@ -72,5 +72,11 @@
 #ifndef SCX_TICK_BREAK_SHARECHARGE
 #define SCX_TICK_BREAK_SHARECHARGE 0 /* sharecharge: a task given an owed share pays only for the time it ran */
 #endif
+#ifndef SCX_TICK_BREAK_LENDPREV
+#define SCX_TICK_BREAK_LENDPREV 0 /* lendprev: a tick CPU lends itself while its runner whose slice ended is still runnable */
+#endif
+#ifndef SCX_TICK_BREAK_NOLOCALITY
+#define SCX_TICK_BREAK_NOLOCALITY 0 /* nolocality: steals and spill-overs look at CPUs in list order, not nearest first */
+#endif
 
 #endif /* __SCX_TICK_BREAKAGES_H */

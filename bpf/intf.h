@@ -9,6 +9,7 @@
 
 #ifndef __VMLINUX_H__
 typedef unsigned char u8;
+typedef unsigned short u16;
 typedef unsigned int u32;
 typedef int s32;
 typedef unsigned long long u64;
@@ -80,6 +81,23 @@ struct cpu_stats {
 	u64 dispatch_other;   /* other task taken from the fair queue */
 	u64 steals_refused;   /* a steal candidate was predicted to start within the threshold at home */
 	u64 lends;            /* a tick CPU ran other work while its runners slept */
+	u64 decisions;        /* polls, runner placements and steal-timer expiries */
+	u64 probes;           /* remote queues and CPUs those looked at (bounded per decision) */
+	u64 moves_llc;        /* a runner started away from its home, in the home's LLC */
+	u64 moves_node;       /* ... in another LLC of the home's node */
+	u64 moves_far;        /* ... on another node */
+};
+
+/*
+ * Where a CPU's LLC and node lie in a list of CPUs sorted by (node, LLC,
+ * id): [llc_lo, llc_hi) inside [node_lo, node_hi). Nearest first: a CPU
+ * looks at its LLC, then its node, then the rest (src/model/locality.rs).
+ */
+struct span {
+	u16 llc_lo;
+	u16 llc_hi;
+	u16 node_lo;
+	u16 node_hi;
 };
 
 /*
@@ -158,6 +176,9 @@ struct decision {
 	u32 raced;          /* the pick's move failed (its head went away): later steps ran */
 	u32 nr_probed;
 	u32 kind;           /* enum trace_kind */
+	struct span span;   /* TRACE_POLL: the polling CPU's, among the tick CPUs */
+	s32 hint;           /* TRACE_POLL: tick index a steal timer sent it to, -1: none */
+	u32 throttled;      /* TRACE_POLL: enough CPUs searched already: one probe */
 	struct trace_head local;  /* TRACE_YIELD: the head of the CPU's (or home's) queue */
 	struct trace_head global;
 	struct trace_head probed[MAX_PROBES];

@@ -146,6 +146,15 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	if (poll_tick(cpu, me, cctx))
 		return;
 
+	/*
+	 * A runner whose slice ended and that no queued runner goes before
+	 * keeps the CPU (the kernel keeps @prev when nothing is dispatched):
+	 * lent work would push it aside, into a queue no other CPU looks at
+	 * until it is late.
+	 */
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && is_runner(prev) && !SCX_TICK_BREAK_LENDPREV)
+		return;
+
 	/* the runners sleep: lend the CPU to other work if the next tick is far enough */
 	if (mid_tick_tasks && !SCX_TICK_BREAK_NOLEND && lend_window(cctx, now) >= MIN_LEND_NS &&
 	    scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
@@ -194,10 +203,12 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		/*
 		 * homes move: a tick CPU that took it is its home now (a steal
 		 * in the Affinity scheduler of CanvasMC moves the region to the
-		 * stealer's queue)
+		 * stealer's queue), within its node: its memory stays there
 		 */
+		if (tctx->home_seen && tctx->home >= 0 && cpu != tctx->home)
+			count_move(tctx->home, cpu);
 		if (work_stealing && tctx->home_seen && tick_index(cpu) >= 0 &&
-		    group_may_home(tctx->group, cpu))
+		    group_may_home(tctx->group, cpu) && node_of(cpu) == node_of(tctx->home))
 			tctx->home = cpu;
 		if (!tctx->started) {
 			tctx->started = true;

@@ -144,7 +144,16 @@ static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev)
 	return cpu;
 }
 
-/* Spill-over to an idle CPU near @near, tick CPUs first: @p starts there at once. */
+/*
+ * Spill-over to an idle CPU near @near, tick CPUs first: @p starts there at
+ * once. An insert on another CPU's local queue from ops.enqueue ejects the
+ * scheduler if @p may not run there (other schedulers were ejected so): the
+ * CPU comes from the kernel's idle selection within @p's CPUs, or was
+ * tested against them (claim_idle_for(), free_for_runner()); a task whose
+ * migration is disabled never reaches ops.enqueue (no
+ * SCX_OPS_ENQ_MIGRATION_DISABLED: the kernel queues it where it is); an
+ * offline CPU (none is chosen) would fall back to the global queue.
+ */
 static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
 {
 	u64 slice = group_deadline(tctx->group);
@@ -187,40 +196,33 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 
 /*
  * A CPU near @near running other work that @p may preempt: @self first if
- * given (a wake-up handled there: another CPU would need an IPI, and in a
- * guest the vCPU it wakes may first wait for a host core), else the same
- * LLC first. Never @near itself (the home, busy with runners), nor this
- * CPU otherwise: between two tasks it looks free, and a runner put at the
- * head of its local queue would overtake the EDF queue for good.
- * Probes at most MAX_PROBES * 4 CPUs; -1 when every CPU @p may use runs a
- * runner.
+ * given and on @near's node (a wake-up handled there: another CPU would
+ * need an IPI, and in a guest the vCPU it wakes may first wait for a host
+ * core), else the nearest (locality order: @near's LLC, node, the rest;
+ * equally near ones by turns). Never @near itself (the home, busy with
+ * runners), nor this CPU otherwise: between two tasks it looks free, and a
+ * runner put at the head of its local queue would overtake the EDF queue
+ * for good. Looks at most MAX_PROBES * 2 CPUs; -1 when none of them is
+ * free.
  */
 static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
 {
-	u32 nr = scx_bpf_nr_cpu_ids(), want = llc_of(near), probes = 0, i;
-	u32 here = bpf_get_smp_processor_id();
-	s32 best = -1;
+	u32 here = bpf_get_smp_processor_id(), i;
+	s32 c;
 
 	if (SCX_TICK_BREAK_NOSTEAL)
 		return -1;
-	if (self >= 0 && self != near && free_for_runner(p, self, now))
+	if (self >= 0 && self != near && node_of(self) == node_of(near) && free_for_runner(p, self, now))
 		return self;
-	bpf_for(i, 0, MAX_PROBES * 4) {
-		u32 c;
-
-		if (i >= nr)
+	bpf_for(i, 0, MAX_PROBES * 2) {
+		c = near_cpu(near, here, i);
+		if (c < 0)
 			break;
-		c = ((u32)near + 1 + i) % nr;
-		if (c == (u32)near || c == here || !free_for_runner(p, c, now))
-			continue;
-		if (llc_of(c) == want)
+		STAT_INC(probes);
+		if (c != (s32)here && free_for_runner(p, c, now))
 			return c;
-		if (best < 0)
-			best = c;
-		if (++probes >= MAX_PROBES)
-			break;
 	}
-	return best;
+	return -1;
 }
 
 /* Spill-over onto another CPU near @near running other work, which is preempted. */
@@ -266,7 +268,9 @@ static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 /*
  * A runner was queued on the global queue (no home yet, or the shared queue
  * of --no-work-stealing): wake an idle tick CPU it may run on, or preempt a
- * tick CPU running other work or a runner with a later deadline. Never this
+ * tick CPU running other work or a runner with a later deadline, among its
+ * own CPU and the tick CPUs nearest it (MAX_PROBES; else the global queue's
+ * steal timer watches it). Never this
  * CPU when the runner was re-queued by it (slice end, preemption): between
  * two tasks it looks free, and kicking it would preempt the next runner
  * at once, handing the CPU back and forth a few microseconds each.
@@ -274,22 +278,24 @@ static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 static void kick_for_global(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 enq_flags)
 {
 	struct bpf_cpumask *mask = tick_cpumask;
-	s32 self = bpf_get_smp_processor_id(), cpu;
-	u32 i;
+	s32 self = bpf_get_smp_processor_id(), near = scx_bpf_task_cpu(p), cpu;
+	u32 own = tick_index(near) >= 0, i;
 
 	if (!mask)
 		return;
-	cpu = scx_bpf_select_cpu_and(p, scx_bpf_task_cpu(p), 0, cast_mask(mask), 0);
+	cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(mask), 0);
 	if (cpu >= 0) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	bpf_for(i, 0, nr_tick_cpus) {
+	/* the runner's own CPU, then the tick CPUs nearest it: MAX_PROBES at most */
+	bpf_for(i, 0, MAX_PROBES) {
 		struct cpu_ctx *cctx;
 
-		if (i >= MAX_CPUS)
+		cpu = own && i == 0 ? near : near_tick_cpu(near, 0, i - own);
+		if (cpu < 0)
 			break;
-		cpu = tick_cpus[i & (MAX_CPUS - 1)];
+		STAT_INC(probes);
 		if (cpu == self && !(enq_flags & SCX_ENQ_WAKEUP) && !SCX_TICK_BREAK_SELFKICK)
 			continue;
 		cctx = lookup_cpu_ctx(cpu);
@@ -333,6 +339,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 		}
 	}
 	tctx->runner = true;
+	STAT_INC(decisions);
 
 	/* an affinity without tick CPUs: still a runner, on the CPUs it is allowed */
 	if (!can_run_on_tick_cpu(p)) {
@@ -394,6 +401,7 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	tctx->spill_stolen = false;
 	if (home < 0)
 		return prev_cpu;
+	STAT_INC(decisions);
 	now = clock_now();
 	/* the tick this wake-up starts or continues (ops.runnable takes its hint, if any) */
 	key = wake_key(tctx, now);

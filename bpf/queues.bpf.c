@@ -44,32 +44,66 @@ static bool is_stealable(struct task_ctx *tctx, u64 now, u64 ahead)
  * Arm @key's timer (a tick CPU, or MAX_CPUS for the global queue) for the
  * moment the tick that started at @tick_start becomes stealable by lateness
  * alone (past_threshold(), 10 us after). An earlier pending expiry is kept:
- * when it fires it re-arms for the head then queued.
+ * when it fires it re-arms for the head then queued. CPUs arm a timer at
+ * once: the expiry is claimed by compare-and-swap, and a CPU that started
+ * the timer and then finds an earlier expiry claimed starts it again for
+ * that one, so the last start is never a later expiry than one claimed
+ * (a timer that fires early only looks and re-arms).
  */
 static void arm_steal_timer(u32 key, u64 tick_start, u64 now)
 {
 	struct steal_timer *st;
-	u64 due = tick_start + steal_threshold_ns + 10000;
+	u64 due = tick_start + steal_threshold_ns + 10000, old;
 
 	st = bpf_map_lookup_elem(&steal_timers, &key);
-	if (!st || (st->armed_until > now && st->armed_until <= due))
+	if (!st)
 		return;
-	st->armed_until = due;
+	old = st->armed_until;
+	if (old > now && old <= due)
+		return;
+	if (__sync_val_compare_and_swap(&st->armed_until, old, due) != old)
+		return; /* another CPU armed it a moment ago */
 	bpf_timer_start(&st->timer, elapsed(due, now), 0);
+	old = st->armed_until;
+	if (old > now && old < due)
+		bpf_timer_start(&st->timer, elapsed(old, now), 0);
 }
 
-/* Claim and wake an idle CPU that @p may run on, tick CPUs first: 1 if one was found. */
-static bool kick_idle_for(struct task_struct *p)
+/*
+ * Claim and wake an idle CPU that @p may run on, to take it from @near's
+ * queue (a tick CPU, -1: the global queue): the idle tick CPUs nearest
+ * @near first (at most MAX_PROBES looked at), else any idle tick CPU,
+ * else any idle CPU. The CPU looks at @near's queue first (its steal
+ * hint): a late runner's timer reaches the CPU that will take it, however
+ * many tick CPUs there are. 1 if one was found.
+ */
+static bool kick_idle_for(struct task_struct *p, s32 near)
 {
 	struct bpf_cpumask *tick = tick_cpumask, *other = other_cpumask;
-	s32 cpu = -1;
+	struct cpu_ctx *cctx;
+	s32 cpu = -1, c;
+	u32 k;
 
-	if (tick)
+	if (near >= 0) {
+		bpf_for(k, 0, MAX_PROBES) {
+			c = near_tick_cpu(near, 0, k);
+			if (c < 0)
+				break;
+			STAT_INC(probes);
+			if (bpf_cpumask_test_cpu(c, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(c)) {
+				cpu = c;
+				break;
+			}
+		}
+	}
+	if (cpu < 0 && tick)
 		cpu = scx_bpf_pick_idle_cpu(cast_mask(tick), 0);
 	if (cpu < 0 && other)
 		cpu = scx_bpf_pick_idle_cpu(cast_mask(other), 0);
 	if (cpu < 0)
 		return false;
+	if (near >= 0 && (cctx = lookup_cpu_ctx(cpu)))
+		cctx->steal_hint = tick_index(near) + 1;
 	/* always kick what was claimed: a claimed CPU that is not kicked sleeps on */
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
@@ -96,7 +130,8 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 		return 0;
 	}
 	/* late now: an idle CPU takes it (tick_dispatch); look again later while it waits */
-	kick_idle_for(head);
+	STAT_INC(decisions);
+	kick_idle_for(head, *key < MAX_CPUS ? *key : -1);
 	arm_steal_timer(*key, now, now);
 	return 0;
 }
@@ -134,21 +169,21 @@ static bool local_first(struct task_struct *l, struct task_struct *g)
  * looked at, by a lockless peek: a probe that takes nothing costs no lock
  * of the victim's queue (in an overcommitted guest its holder's vCPU may
  * wait for a host core: measured at 8 vCPUs on 2 cores, 0.5 ms per probe).
- * The head is then taken off the front of the queue; if another CPU took
- * it in between, the one behind it comes unchecked (a rare race that only
- * steals the next in EDF order early). A refusal is counted only for a
- * real candidate.
+ * Only that head is then moved (a runner behind it, which another CPU's
+ * take would leave first, is not stealable for being second). A refusal
+ * is counted only for a real candidate.
  */
 static bool try_steal(s32 cpu, s32 victim, u64 now)
 {
 	struct cpu_ctx *vctx;
-	struct task_struct *p;
+	struct task_struct *p, *q;
 	struct task_ctx *tctx;
 	bool stolen = false, may_run;
 	u64 ahead;
 
 	if (SCX_TICK_BREAK_NOSTEAL)
 		return false;
+	STAT_INC(probes);
 	p = scx_bpf_dsq_nr_queued(victim) > 0 ? __COMPAT_scx_bpf_dsq_peek(victim) : NULL;
 	if (!p) {
 		trace_probe(NULL, victim, 0, false);
@@ -165,52 +200,64 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
 		STAT_INC(steals_refused);
 		return false;
 	}
-	if (scx_bpf_dsq_move_to_local(victim, 0)) {
-		count_stolen(tctx);
-		stolen = true;
+	/* the head that was checked, or nothing: not whichever runner is first by now */
+	bpf_for_each(scx_dsq, q, victim, 0) {
+		if (q->pid == p->pid && scx_bpf_dsq_move(BPF_FOR_EACH_ITER, q, SCX_DSQ_LOCAL, 0)) {
+			count_stolen(tctx);
+			stolen = true;
+		}
+		break;
 	}
 	trace_pick(TRACE_STEAL, tick_index(victim), stolen);
 	return stolen;
 }
 
-/* The next steal candidate, round-robin over the tick CPUs, never @me (-1: none). */
-static s32 next_victim(struct cpu_ctx *cctx, s32 me)
-{
-	u32 nr = nr_tick_cpus;
-	u32 idx;
-
-	if (me < 0) {
-		if (nr < 1)
-			return -1;
-		cctx->steal_rr = (cctx->steal_rr + 1) % nr;
-		idx = cctx->steal_rr;
-	} else {
-		if (nr < 2)
-			return -1;
-		cctx->steal_rr = (cctx->steal_rr + 1) % (nr - 1);
-		idx = ((u32)me + 1 + cctx->steal_rr) % nr;
-	}
-	if (idx >= MAX_CPUS)
-		return -1;
-	return tick_cpus[idx & (MAX_CPUS - 1)];
-}
-
-/* Look at up to @tries steal candidates, round-robin. */
+/*
+ * Look at up to @tries steal candidates, nearest first: the queue a steal
+ * timer woke this CPU for (its hint), then the tick CPUs of its LLC, of its
+ * node, the rest, equally near ones in turn (steal_rr moves once a round).
+ * A CPU about to look at several while half the tick CPUs search already
+ * looks at one: throttled stealing, as Tokio's scheduler limits its
+ * searching workers, so that CPUs going idle together do not all lock the
+ * same queues. Mirrors dispatch::steal_round().
+ */
 static bool steal_round(s32 cpu, s32 me, struct cpu_ctx *cctx, u32 tries, u64 now)
 {
-	u32 i;
+	s32 hint = cctx->steal_hint - 1, hinted = -1, victim;
+	u32 rot = cctx->steal_rr, i, k = 0;
+	bool searching = false, throttled = false, stolen = false;
+	struct decision *d = tracing();
 
+	cctx->steal_hint = 0;
+	cctx->steal_rr = rot + 1;
 	if (tries > MAX_PROBES)
 		tries = MAX_PROBES;
-	bpf_for(i, 0, tries) {
-		s32 victim = next_victim(cctx, me);
-
+	if (tries > 1) {
+		searching = true;
+		throttled = __sync_fetch_and_add(&nr_searching, 1) >= (nr_tick_cpus + 1) / 2;
+		if (throttled)
+			tries = 1;
+	}
+	if (d)
+		d->throttled = throttled;
+	if (hint >= 0 && hint != me && (u32)hint < nr_tick_cpus && tries > 0) {
+		hinted = tick_cpus[hint & (MAX_CPUS - 1)];
+		tries--;
+		stolen = try_steal(cpu, hinted, now);
+	}
+	bpf_for(i, 0, MAX_PROBES) {
+		if (stolen || i >= tries)
+			break;
+		victim = near_tick_cpu(cpu, rot, k++);
+		if (victim >= 0 && victim == hinted)
+			victim = near_tick_cpu(cpu, rot, k++);
 		if (victim < 0)
 			break;
-		if (try_steal(cpu, victim, now))
-			return true;
+		stolen = try_steal(cpu, victim, now);
 	}
-	return false;
+	if (searching)
+		__sync_fetch_and_sub(&nr_searching, 1);
+	return stolen;
 }
 
 static bool take(u64 dsq_id, bool global)
@@ -293,6 +340,7 @@ static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
 	u64 now = clock_now();
 	bool ok;
 
+	STAT_INC(decisions);
 	trace_begin(me, cctx, now);
 	ok = poll_tick_at(cpu, me, cctx, now);
 	trace_end(cctx);
@@ -313,6 +361,7 @@ static bool take_late_runner(s32 cpu, struct cpu_ctx *cctx)
 	bool allowed = global && bpf_cpumask_test_cpu(cpu, global->cpus_ptr);
 	bool ok = false;
 
+	STAT_INC(decisions);
 	if (d)
 		trace_head(&d->global, global, -1, 0, allowed);
 	if (allowed && is_stealable(lookup_task_ctx(global), now, 0)) {

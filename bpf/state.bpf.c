@@ -8,9 +8,15 @@
 
 /* Configuration, written by userspace between open and load. */
 const volatile u32 nr_tick_cpus;
-const volatile s32 tick_cpus[MAX_CPUS];         /* round-robin order */
+const volatile s32 tick_cpus[MAX_CPUS];         /* sorted by (node, LLC, id): locality order */
 const volatile u32 tick_index_plus1[MAX_CPUS];  /* cpu -> index + 1, 0: not a tick CPU */
-const volatile u32 cpu_llc[MAX_CPUS];           /* cpu -> LLC id, for locality of spill-over */
+const volatile struct span tick_span[MAX_CPUS]; /* cpu -> its LLC and node among the tick CPUs */
+const volatile u32 nr_cpu_order;
+const volatile s32 cpu_order[MAX_CPUS];         /* the online CPUs, sorted by (node, LLC, id) */
+const volatile u32 cpu_pos_plus1[MAX_CPUS];     /* cpu -> position in cpu_order + 1 */
+const volatile struct span cpu_span[MAX_CPUS];  /* cpu -> its LLC and node in cpu_order */
+const volatile u32 cpu_llc[MAX_CPUS];           /* cpu -> LLC id */
+const volatile u32 cpu_node[MAX_CPUS];          /* cpu -> NUMA node: homes stay in theirs */
 const volatile bool cpu_online[MAX_CPUS];       /* online at load (hotplug re-attaches) */
 const volatile u64 group_home_mask[MAX_GROUPS][MAX_CPUS / 64]; /* where a group's homes may be */
 const volatile u64 group_deadline_ns[MAX_GROUPS];
@@ -27,6 +33,12 @@ const volatile bool trace_decisions;            /* tests only: --trace-decisions
 u32 groups_gen;
 /* Fair-queue clock of the other tasks. */
 static u64 vtime_now;
+/*
+ * CPUs searching several queues for a runner to steal right now: past half
+ * the tick CPUs, another searcher looks at one (throttled stealing, as
+ * Tokio's scheduler limits its searching workers).
+ */
+static u32 nr_searching;
 
 private(TICK) struct bpf_cpumask __kptr *tick_cpumask;
 private(TICK) struct bpf_cpumask __kptr *other_cpumask;
@@ -186,6 +198,7 @@ struct cpu_ctx {
 	u64 share_until;      /* other work running its share here: no runner preempts it */
 	u64 next_wake;        /* predicted next wake of a runner homed here */
 	u32 parked;           /* runners a spill-over put in this CPU's local queue that have not run yet */
+	s32 steal_hint;       /* tick index + 1 of a queue a steal timer woke this CPU for, 0: none */
 };
 
 struct {
@@ -268,6 +281,99 @@ static u32 llc_of(u32 cpu)
 	/* keep the mask: clang drops it after the bound check, the verifier needs it */
 	barrier_var(c);
 	return cpu < MAX_CPUS ? cpu_llc[c] : 0;
+}
+
+static u32 node_of(u32 cpu)
+{
+	u32 c = cpu & (MAX_CPUS - 1);
+
+	/* keep the mask: clang drops it after the bound check, the verifier needs it */
+	barrier_var(c);
+	return cpu < MAX_CPUS ? cpu_node[c] : 0;
+}
+
+/*
+ * Element @k of the ring [@lo, @hi) without [@xlo, @xhi) (inside it), started
+ * @rot places on, in *@out; else @k less the ring's size. Mirrors the loop of
+ * locality::nth_near().
+ */
+static bool ring_at(u32 lo, u32 hi, u32 xlo, u32 xhi, u32 rot, u32 *k, s32 *out)
+{
+	u32 size, i;
+
+	if (hi < lo || xhi < xlo || hi - lo < xhi - xlo)
+		return false;
+	size = (hi - lo) - (xhi - xlo);
+	if (*k >= size) {
+		*k -= size;
+		return false;
+	}
+	i = lo + (rot + *k) % size;
+	*out = i >= xlo ? i + (xhi - xlo) : i;
+	return true;
+}
+
+/*
+ * The @k-th position near a CPU whose span is @s, in a list of @n CPUs
+ * sorted by (node, LLC, id), never @me (its own position, -1: none): its
+ * LLC first, then its node, then the rest, each started @rot places on.
+ * -1 past the end. No loop: the cost of one candidate does not grow with
+ * the machine. Mirrors locality::nth_near().
+ */
+static s32 nth_near(u32 n, const volatile struct span *s, s32 me, u32 rot, u32 k)
+{
+	u32 llc_lo = s->llc_lo, llc_hi = s->llc_hi, node_lo = s->node_lo, node_hi = s->node_hi;
+	u32 mlo = llc_lo, mhi = llc_lo;
+	s32 out = -1;
+
+	if (SCX_TICK_BREAK_NOLOCALITY) {
+		llc_lo = node_lo = 0;
+		llc_hi = node_hi = n;
+	}
+	if (me >= 0 && (u32)me >= llc_lo && (u32)me < llc_hi) {
+		mlo = me;
+		mhi = me + 1;
+	}
+	if (ring_at(llc_lo, llc_hi, mlo, mhi, rot, &k, &out) ||
+	    ring_at(node_lo, node_hi, llc_lo, llc_hi, rot, &k, &out) ||
+	    ring_at(0, n, node_lo, node_hi, rot, &k, &out))
+		return out;
+	return -1;
+}
+
+/*
+ * The @k-th tick CPU near @cpu (never itself), from @rot on; -1: none. A
+ * global function, verified once on its own: inlined into the polls'
+ * loops, its branches made the verifier give up on tick_dispatch.
+ */
+__noinline s32 near_tick_cpu(s32 cpu, u32 rot, u32 k)
+{
+	u32 c = cpu, i;
+	s32 pos;
+
+	if (c >= MAX_CPUS)
+		return -1;
+	pos = nth_near(nr_tick_cpus, &tick_span[c & (MAX_CPUS - 1)], tick_index(cpu), rot, k);
+	i = pos;
+	if (pos < 0 || i >= MAX_CPUS)
+		return -1;
+	return tick_cpus[i & (MAX_CPUS - 1)];
+}
+
+/* The @k-th online CPU near @cpu (never itself), from @rot on; -1: none (global, as above). */
+__noinline s32 near_cpu(s32 cpu, u32 rot, u32 k)
+{
+	u32 c = cpu, i;
+	s32 pos;
+
+	if (c >= MAX_CPUS)
+		return -1;
+	c &= MAX_CPUS - 1;
+	pos = nth_near(nr_cpu_order, &cpu_span[c], (s32)cpu_pos_plus1[c] - 1, rot, k);
+	i = pos;
+	if (pos < 0 || i >= MAX_CPUS)
+		return -1;
+	return cpu_order[i & (MAX_CPUS - 1)];
 }
 
 /* May @cpu be a home of @group's runners (its `cpus` list)? */
@@ -356,6 +462,14 @@ static struct proc_tick *proc_tick_of(struct task_struct *p, s32 group)
 		return pt;
 	bpf_map_update_elem(&proc_ticks, &key, &zero, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&proc_ticks, &key);
+}
+
+/* Is @p queued as a tick runner? */
+static bool is_runner(struct task_struct *p)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	return tctx && tctx->runner;
 }
 
 static bool can_run_on_tick_cpu(struct task_struct *p)

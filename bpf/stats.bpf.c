@@ -56,6 +56,17 @@ static void count_stolen(struct task_ctx *tctx)
 		gs->steals++;
 }
 
+/* A runner starts on @cpu away from its @home: how far it moved. */
+static void count_move(s32 home, s32 cpu)
+{
+	if (llc_of(home) == llc_of(cpu))
+		STAT_INC(moves_llc);
+	else if (node_of(home) == node_of(cpu))
+		STAT_INC(moves_node);
+	else
+		STAT_INC(moves_far);
+}
+
 /* The tick got its first CPU: record its start lateness. */
 static void account_start(struct task_ctx *tctx, u64 now)
 {

@@ -47,6 +47,9 @@ static struct decision *trace_begin(s32 me, struct cpu_ctx *cctx, u64 now)
 	d->victim = -1;
 	d->raced = 0;
 	d->nr_probed = 0;
+	d->span = tick_span[bpf_get_smp_processor_id() & (MAX_CPUS - 1)];
+	d->hint = cctx->steal_hint - 1;
+	d->throttled = 0;
 	d->local.present = 0;
 	d->global.present = 0;
 	return d;

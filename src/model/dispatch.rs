@@ -9,8 +9,9 @@
 //! ([`poll`]):
 //! 1. peek the local and the global queue head; an overdue head wins, and
 //!    if both are overdue the earlier deadline wins;
-//! 2. otherwise look at one steal candidate, chosen round-robin among the
-//!    other tick CPUs, and take its head if it is stealable (predicted to
+//! 2. otherwise look at one steal candidate, the nearest of the other tick
+//!    CPUs in turn (its LLC, node, the rest: [`locality`]), and take its
+//!    head if it is stealable (predicted to
 //!    start more than the threshold after its tick started); a CPU with
 //!    nothing else to run looks at up to [`MAX_PROBES`] candidates;
 //! 3. otherwise take the earlier of the two heads (a tie goes to local).
@@ -33,6 +34,8 @@
 /// Remote queues (or CPUs) one dispatch or placement looks at, at most:
 /// the cost of a decision must not grow with the machine (bpf/intf.h).
 pub const MAX_PROBES: usize = crate::bpf::intf::tick_consts_MAX_PROBES as usize;
+
+use super::locality::{self, Span};
 
 /// The head of an EDF queue as a poll sees it (peeking never dequeues).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,51 +85,78 @@ fn head_stealable(h: Head, now: u64, policy: Policy) -> bool {
     is_stealable(h.tick_start, now, h.ahead, policy.steal_threshold_ns)
 }
 
-/// Round-robin over the other `nr` tick CPUs, never `me`.
-pub fn next_victim(steal_rr: &mut u32, me: usize, nr: usize) -> Option<usize> {
-    if nr < 2 {
-        return None;
-    }
-    *steal_rr = (*steal_rr + 1) % (nr as u32 - 1);
-    Some((me + 1 + *steal_rr as usize) % nr)
+/// How a CPU searches the other tick CPUs' queues for a runner to steal
+/// (BPF: `steal_round()`'s inputs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Search {
+    /// The searching CPU's LLC and node among the tick CPUs: nearest first.
+    pub span: Span,
+    /// The queue (tick index) a steal timer woke this CPU for: looked at first.
+    pub hint: Option<usize>,
+    /// Half the tick CPUs search already: a CPU that would look at several
+    /// queues looks at one (throttled stealing).
+    pub throttled: bool,
 }
 
-/// Round-robin over all `nr` tick CPUs, for a CPU that is not one.
-pub fn next_victim_from_outside(steal_rr: &mut u32, nr: usize) -> Option<usize> {
-    if nr < 1 {
-        return None;
-    }
-    *steal_rr = (*steal_rr + 1) % nr as u32;
-    Some(*steal_rr as usize)
-}
-
-/// Look at up to `tries` (at most [`MAX_PROBES`]) candidates; `heads(i)`
-/// is None for an empty queue or a head that may not run here.
-fn steal_round(
-    policy: Policy,
-    now: u64,
-    tries: usize,
-    next: &mut dyn FnMut() -> Option<usize>,
-    heads: &dyn Fn(usize) -> Option<Head>,
-) -> Option<usize> {
-    for _ in 0..tries.min(MAX_PROBES) {
-        let victim = next()?;
-        if heads(victim).is_some_and(|h| head_stealable(h, now, policy)) {
-            return Some(victim);
+impl Search {
+    /// All `nr` tick CPUs in one LLC: nearest first is plain round-robin
+    /// (the userspace mode, which knows no topology).
+    pub fn flat(nr: usize) -> Search {
+        Search {
+            span: Span {
+                llc_lo: 0,
+                llc_hi: nr as u16,
+                node_lo: 0,
+                node_hi: nr as u16,
+            },
+            ..Search::default()
         }
     }
-    None
+}
+
+/// Look at up to `tries` (at most [`MAX_PROBES`]) of the `nr` tick CPUs'
+/// queues from `me` (None: a CPU that is not one): the hinted queue first,
+/// then nearest first ([`locality::nth_near`]), each ring started at
+/// `steal_rr`, which moves once a round. `heads(i)` is None for an empty
+/// queue or a head that may not run here.
+#[allow(clippy::too_many_arguments)]
+pub fn steal_round(
+    policy: Policy,
+    now: u64,
+    me: Option<usize>,
+    nr: usize,
+    tries: usize,
+    steal_rr: &mut u32,
+    search: Search,
+    heads: &dyn Fn(usize) -> Option<Head>,
+) -> Option<usize> {
+    let rot = *steal_rr;
+    *steal_rr = rot.wrapping_add(1);
+    let mut tries = tries.min(MAX_PROBES);
+    if tries > 1 && search.throttled {
+        tries = 1;
+    }
+    let hint = search.hint.filter(|&h| Some(h) != me && h < nr);
+    let nearest = (0..)
+        .map_while(|k| locality::nth_near(nr, search.span, me, rot, k))
+        .filter(|&v| Some(v) != hint);
+    hint.into_iter()
+        .chain(nearest)
+        .take(tries)
+        .find(|&v| heads(v).is_some_and(|h| head_stealable(h, now, policy)))
 }
 
 /// One poll of tick CPU `me` (of `nr` tick CPUs). `heads(i)` peeks tick CPU
 /// i's queue (None: empty, or its head may not run on `me`); `local` is
 /// `heads(me)`.
+#[allow(clippy::too_many_arguments)]
 pub fn poll(
     policy: Policy,
     now: u64,
     me: usize,
     nr: usize,
     steal_rr: &mut u32,
+    search: Search,
     global: Option<Head>,
     heads: &dyn Fn(usize) -> Option<Head>,
 ) -> Pick {
@@ -145,9 +175,10 @@ pub fn poll(
         };
     }
 
-    // 2. one steal candidate, round-robin; an otherwise idle CPU looks further.
-    // A local head late enough to be stolen itself goes first instead: it
-    // is as late as any candidate, and taking it moves no runner.
+    // 2. one steal candidate, nearest first; an otherwise idle CPU looks
+    // further. A local head late enough to be stolen itself goes first
+    // instead: it is as late as any candidate, and taking it moves no
+    // runner.
     let local_late = local.is_some_and(|h| head_stealable(h, now, policy));
     if policy.work_stealing && !local_late {
         let tries = if local.is_some() || global.is_some() {
@@ -155,8 +186,7 @@ pub fn poll(
         } else {
             nr.saturating_sub(1)
         };
-        let mut next = || next_victim(steal_rr, me, nr);
-        if let Some(v) = steal_round(policy, now, tries, &mut next, heads) {
+        if let Some(v) = steal_round(policy, now, Some(me), nr, tries, steal_rr, search, heads) {
             return Pick::Steal(v);
         }
     }
@@ -171,23 +201,24 @@ pub fn poll(
 
 /// A non-tick CPU, before its other work: the global head once its
 /// lateness passes the threshold, else a stealable head among up to
-/// [`MAX_PROBES`] tick CPU queues; Nothing means: run other work.
+/// [`MAX_PROBES`] tick CPU queues, nearest first; Nothing means: run other
+/// work.
 pub fn poll_spill(
     policy: Policy,
     now: u64,
     nr: usize,
     steal_rr: &mut u32,
+    search: Search,
     global: Option<Head>,
     heads: &dyn Fn(usize) -> Option<Head>,
 ) -> Pick {
     if global.is_some_and(|g| is_stealable(g.tick_start, now, 0, policy.steal_threshold_ns)) {
         return Pick::Global;
     }
-    if policy.work_stealing {
-        let mut next = || next_victim_from_outside(steal_rr, nr);
-        if let Some(v) = steal_round(policy, now, nr, &mut next, heads) {
-            return Pick::Steal(v);
-        }
+    if policy.work_stealing
+        && let Some(v) = steal_round(policy, now, None, nr, nr, steal_rr, search, heads)
+    {
+        return Pick::Steal(v);
     }
     Pick::Nothing
 }
@@ -330,9 +361,17 @@ pub fn place(
 
 /// Homes move: a tick CPU (allowed by its group) that took the runner is
 /// its home from then on, as the Affinity scheduler moves a stolen region
-/// to the stealer's queue. A non-tick CPU only helps out.
-pub fn moved_home(home: usize, ran_on: usize, is_tick_cpu: bool, group_allows: bool) -> usize {
-    if ran_on != home && is_tick_cpu && group_allows {
+/// to the stealer's queue, within the home's NUMA node (its memory stays
+/// there; a steal across nodes helps one tick out). A non-tick CPU only
+/// helps out.
+pub fn moved_home(
+    home: usize,
+    ran_on: usize,
+    is_tick_cpu: bool,
+    group_allows: bool,
+    same_node: bool,
+) -> usize {
+    if ran_on != home && is_tick_cpu && group_allows && same_node {
         ran_on
     } else {
         home

@@ -418,10 +418,15 @@ fn behind(h: Option<Head>, ahead: u64) -> Option<Head> {
     h.map(|h| Head { ahead, ..h })
 }
 
+fn flat(nr: usize) -> Search {
+    Search::flat(nr)
+}
+
 /// Poll tick CPU 0 of `queues.len()` with the given queues.
 fn poll_with(policy: Policy, queues: &[Option<Head>], global: Option<Head>) -> Pick {
     let mut rr = 0;
-    poll(policy, NOW, 0, queues.len(), &mut rr, global, &|i| {
+    let nr = queues.len();
+    poll(policy, NOW, 0, nr, &mut rr, flat(nr), global, &|i| {
         queues[i]
     })
 }
@@ -518,7 +523,7 @@ fn stealing_off_never_steals() {
     assert_eq!(poll_with(off, &[None, theirs, theirs], None), Pick::Nothing);
     let mut rr = 0;
     assert_eq!(
-        poll_spill(off, NOW, 2, &mut rr, None, &|_| theirs),
+        poll_spill(off, NOW, 2, &mut rr, flat(2), None, &|_| theirs),
         Pick::Nothing
     );
 }
@@ -538,16 +543,18 @@ fn neither_overdue_the_earlier_head_wins() {
 fn a_busy_cpu_looks_at_one_candidate_an_idle_one_at_more() {
     let mine = head(NOW + 45 * MS, NOW);
     let stealable = head(NOW + 10 * MS, NOW - 10 * MS);
-    // Candidate order from rr=0 for CPU 0 of 4: 2, 3, 1, 2, ...
+    // Candidate order from rr=0 for CPU 0 of 4 in one LLC: 1, 2, 3, 1, ...
     let queues = [mine, None, None, stealable];
     let mut rr = 0;
-    let p = poll(POLICY, NOW, 0, 4, &mut rr, None, &|i| queues[i]);
-    assert_eq!(p, Pick::Local, "busy: only CPU 2 was looked at");
-    let p = poll(POLICY, NOW, 0, 4, &mut rr, None, &|i| queues[i]);
-    assert_eq!(p, Pick::Steal(3), "next poll looks at CPU 3");
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, flat(4), None, &|i| queues[i]);
+    assert_eq!(p, Pick::Local, "busy: only CPU 1 was looked at");
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, flat(4), None, &|i| queues[i]);
+    assert_eq!(p, Pick::Local, "then CPU 2");
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, flat(4), None, &|i| queues[i]);
+    assert_eq!(p, Pick::Steal(3), "the third poll looks at CPU 3");
     let idle = [None, None, None, stealable];
     let mut rr = 0;
-    let p = poll(POLICY, NOW, 0, 4, &mut rr, None, &|i| idle[i]);
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, flat(4), None, &|i| idle[i]);
     assert_eq!(p, Pick::Steal(3), "idle: keeps looking until it finds one");
 }
 
@@ -556,7 +563,7 @@ fn probes_per_poll_are_bounded_whatever_the_machine() {
     for nr in [2, 9, 64, 1024] {
         let looked = std::cell::Cell::new(0);
         let mut rr = 0;
-        let p = poll(POLICY, NOW, 0, nr, &mut rr, None, &|i| {
+        let p = poll(POLICY, NOW, 0, nr, &mut rr, flat(nr), None, &|i| {
             if i != 0 {
                 looked.set(looked.get() + 1);
             }
@@ -565,7 +572,7 @@ fn probes_per_poll_are_bounded_whatever_the_machine() {
         assert_eq!(p, Pick::Nothing);
         assert!(looked.get() <= MAX_PROBES, "{nr} CPUs: {}", looked.get());
         let looked = std::cell::Cell::new(0);
-        poll_spill(POLICY, NOW, nr, &mut rr, None, &|_| {
+        poll_spill(POLICY, NOW, nr, &mut rr, flat(nr), None, &|_| {
             looked.set(looked.get() + 1);
             None
         });
@@ -574,13 +581,22 @@ fn probes_per_poll_are_bounded_whatever_the_machine() {
 }
 
 #[test]
-fn round_robin_visits_every_other_cpu_equally_and_never_itself() {
+fn equally_near_candidates_are_visited_equally_and_never_itself() {
+    let first = |me: Option<usize>, nr: usize, rr: &mut u32| {
+        let looked = std::cell::Cell::new(None);
+        let heads = |i: usize| {
+            looked.set(looked.get().or(Some(i)));
+            None
+        };
+        steal_round(POLICY, NOW, me, nr, 1, rr, flat(nr), &heads);
+        looked.get()
+    };
     for nr in 2..9 {
         for me in 0..nr {
             let mut rr = 0;
             let mut seen = vec![0; nr];
             for _ in 0..(nr - 1) * 10 {
-                seen[next_victim(&mut rr, me, nr).unwrap()] += 1;
+                seen[first(Some(me), nr, &mut rr).unwrap()] += 1;
             }
             assert_eq!(seen[me], 0);
             assert!(seen.iter().enumerate().all(|(i, &n)| i == me || n == 10));
@@ -588,12 +604,118 @@ fn round_robin_visits_every_other_cpu_equally_and_never_itself() {
         let mut rr = 0;
         let mut seen = vec![0; nr];
         for _ in 0..nr * 10 {
-            seen[next_victim_from_outside(&mut rr, nr).unwrap()] += 1;
+            seen[first(None, nr, &mut rr).unwrap()] += 1;
         }
         assert!(seen.iter().all(|&n| n == 10));
     }
-    assert_eq!(next_victim(&mut 0, 0, 1), None);
-    assert_eq!(next_victim_from_outside(&mut 0, 0), None);
+    assert_eq!(first(Some(0), 1, &mut 0), None);
+    assert_eq!(first(None, 0, &mut 0), None);
+}
+
+#[test]
+fn a_steal_timers_queue_is_looked_at_first_and_a_throttled_search_looks_once() {
+    let late = head(NOW + 10 * MS, NOW - 10 * MS);
+    let queues = [None, None, None, None, None, late];
+    let looked = std::cell::RefCell::new(Vec::new());
+    let heads = |i: usize| {
+        looked.borrow_mut().push(i);
+        queues[i]
+    };
+    let hinted = Search {
+        hint: Some(5),
+        ..flat(6)
+    };
+    let mut rr = 0;
+    assert_eq!(
+        steal_round(POLICY, NOW, Some(0), 6, 1, &mut rr, hinted, &heads),
+        Some(5)
+    );
+    assert_eq!(*looked.borrow(), vec![5], "the hinted queue, and only it");
+    looked.borrow_mut().clear();
+    let throttled = Search {
+        throttled: true,
+        ..flat(6)
+    };
+    assert_eq!(
+        steal_round(POLICY, NOW, Some(0), 6, 5, &mut 0, throttled, &heads),
+        None
+    );
+    assert_eq!(*looked.borrow(), vec![1], "one queue, the nearest");
+    looked.borrow_mut().clear();
+    // a hint is never looked at twice, and never its own queue
+    let own = Search {
+        hint: Some(0),
+        ..flat(6)
+    };
+    steal_round(POLICY, NOW, Some(0), 6, 5, &mut 0, own, &heads);
+    assert_eq!(*looked.borrow(), vec![1, 2, 3, 4, 5]);
+}
+
+/// Probes per decision on simulated machines of 8, 64 and 256 CPUs (2
+/// nodes of 2-4 LLCs, SMT 2): the nearest queues first, never more than
+/// MAX_PROBES, whatever the machine; with a stealable runner in the
+/// searcher's LLC and one on the other node, the near one is taken.
+#[test]
+fn searches_are_bounded_and_nearest_first_on_big_machines() {
+    use crate::model::locality::{near_order, tests::machine};
+    for (llcs, cores, cpus) in [(2, 1, 8), (4, 4, 64), (4, 16, 256)] {
+        let m = machine(2, llcs, cores, 2);
+        assert_eq!(m.cpus.len(), cpus);
+        let all: Vec<usize> = (0..cpus).collect();
+        let (order, spans) = near_order(&m, &all);
+        let me_cpu = order[0];
+        let llc_of = |pos: usize| m.cpu(order[pos]).unwrap().llc;
+        let node_of = |pos: usize| m.cpu(order[pos]).unwrap().node;
+        let late = head(NOW + 10 * MS, NOW - 10 * MS);
+        for rot in 0..8u32 {
+            let looked = std::cell::RefCell::new(Vec::new());
+            let heads = |i: usize| {
+                if i != 0 {
+                    looked.borrow_mut().push(i);
+                }
+                None
+            };
+            let search = Search {
+                span: spans[me_cpu],
+                ..Search::default()
+            };
+            let mut rr = rot;
+            let p = poll(POLICY, NOW, 0, cpus, &mut rr, search, None, &heads);
+            assert_eq!(p, Pick::Nothing);
+            let looked = looked.into_inner();
+            assert!(
+                looked.len() <= MAX_PROBES && !looked.is_empty(),
+                "{cpus}: {looked:?}"
+            );
+            // nearest first: no probe farther than a later one
+            let dist = |pos: usize| {
+                if llc_of(pos) == llc_of(0) {
+                    0
+                } else if node_of(pos) == node_of(0) {
+                    1
+                } else {
+                    2
+                }
+            };
+            assert!(
+                looked.windows(2).all(|w| dist(w[0]) <= dist(w[1])),
+                "{looked:?}"
+            );
+        }
+        // one late runner on the far node, one in the same node: the near one
+        let far = (0..cpus).find(|&p| node_of(p) != node_of(0)).unwrap();
+        let near = (1..cpus).find(|&p| node_of(p) == node_of(0)).unwrap();
+        let heads = |i: usize| if i == far || i == near { late } else { None };
+        let search = Search {
+            span: spans[me_cpu],
+            ..Search::default()
+        };
+        assert_eq!(
+            poll(POLICY, NOW, 0, cpus, &mut 0, search, None, &heads),
+            Pick::Steal(near),
+            "{cpus} CPUs"
+        );
+    }
 }
 
 #[test]
@@ -603,16 +725,16 @@ fn a_non_tick_cpu_takes_only_late_runners() {
     let predicted_late = behind(fresh, 20 * MS);
     let mut rr = 0;
     assert_eq!(
-        poll_spill(POLICY, NOW, 2, &mut rr, late, &|_| None),
+        poll_spill(POLICY, NOW, 2, &mut rr, flat(2), late, &|_| None),
         Pick::Global
     );
     assert_eq!(
-        poll_spill(POLICY, NOW, 2, &mut rr, fresh, &|_| fresh),
+        poll_spill(POLICY, NOW, 2, &mut rr, flat(2), fresh, &|_| fresh),
         Pick::Nothing,
         "nobody is late: other work runs"
     );
     let queues = [None, predicted_late];
-    let p = poll_spill(POLICY, NOW, 2, &mut rr, fresh, &|i| queues[i]);
+    let p = poll_spill(POLICY, NOW, 2, &mut rr, flat(2), fresh, &|i| queues[i]);
     assert_eq!(p, Pick::Steal(1));
 }
 
@@ -697,11 +819,16 @@ fn a_runner_that_would_wait_at_home_starts_elsewhere_at_once() {
 }
 
 #[test]
-fn homes_move_only_to_tick_cpus_of_the_group() {
-    assert_eq!(moved_home(1, 2, true, true), 2);
-    assert_eq!(moved_home(1, 3, false, true), 1, "non-tick CPU");
-    assert_eq!(moved_home(1, 2, true, false), 1, "outside the group's cpus");
-    assert_eq!(moved_home(1, 1, true, true), 1);
+fn homes_move_only_to_tick_cpus_of_the_group_in_their_node() {
+    assert_eq!(moved_home(1, 2, true, true, true), 2);
+    assert_eq!(moved_home(1, 3, false, true, true), 1, "non-tick CPU");
+    assert_eq!(
+        moved_home(1, 2, true, false, true),
+        1,
+        "outside the group's cpus"
+    );
+    assert_eq!(moved_home(1, 2, true, true, false), 1, "on another node");
+    assert_eq!(moved_home(1, 1, true, true, true), 1);
 }
 
 #[test]
@@ -894,10 +1021,10 @@ fn exhaustive_order_properties() {
                                 }
                             };
                             let mut rr = 0;
-                            let pick = poll(policy, NOW, 0, nr, &mut rr, g, &seen);
+                            let pick = poll(policy, NOW, 0, nr, &mut rr, flat(nr), g, &seen);
                             check(policy, l, g, seen(nr - 1), pick, nr);
                             let mut rr = 0;
-                            let spill = poll_spill(policy, NOW, nr, &mut rr, g, &seen);
+                            let spill = poll_spill(policy, NOW, nr, &mut rr, flat(nr), g, &seen);
                             check_spill(policy, g, &seen, spill, nr);
                             cases += 2;
                         }
@@ -956,10 +1083,11 @@ fn check(policy: Policy, l: Option<Head>, g: Option<Head>, v: Option<Head>, pick
     }
 }
 
-/// A busy CPU looks at one candidate, the first in round-robin order:
-/// was that the stealable queue, and was it passed over?
+/// A busy CPU looks at one candidate, the nearest first: was that the
+/// stealable queue, and was it passed over?
 fn looked_at_and_missed(policy: Policy, v: Option<Head>, nr: usize) -> bool {
-    policy.work_stealing && next_victim(&mut 0, 0, nr) == Some(nr - 1) && stealable(v)
+    let first = crate::model::locality::nth_near(nr, flat(nr).span, Some(0), 0, 0);
+    policy.work_stealing && first == Some(nr - 1) && stealable(v)
 }
 
 /// A non-tick CPU sees every tick CPU's queue (nr <= MAX_PROBES here).

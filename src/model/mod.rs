@@ -6,5 +6,6 @@
 
 pub mod dispatch;
 pub mod histogram;
+pub mod locality;
 pub mod topology;
 pub mod trace;

@@ -16,7 +16,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::dispatch::{self, Head, MAX_PROBES, Pick, Policy, Wake};
+use super::dispatch::{self, Head, MAX_PROBES, Pick, Policy, Search, Wake};
+use super::locality::Span;
 use crate::bpf::intf::{
     decision, trace_head, trace_kind_TRACE_WAKEUP, trace_kind_TRACE_YIELD, trace_pick_TRACE_GLOBAL,
     trace_pick_TRACE_LOCAL, trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
@@ -207,9 +208,19 @@ pub fn replay_one(d: &decision, model: Model) -> Result<(), String> {
     let mut rr = d.rr_before;
     let nr = d.nr_tick_cpus as usize;
     let global = head(&d.global);
+    let search = Search {
+        span: Span {
+            llc_lo: d.span.llc_lo,
+            llc_hi: d.span.llc_hi,
+            node_lo: d.span.node_lo,
+            node_hi: d.span.node_hi,
+        },
+        hint: usize::try_from(d.hint).ok(),
+        throttled: d.throttled != 0,
+    };
     let pick = match me {
-        Some(me) => dispatch::poll(policy, d.now, me, nr, &mut rr, global, &heads),
-        None => dispatch::poll_spill(policy, d.now, nr, &mut rr, global, &heads),
+        Some(me) => dispatch::poll(policy, d.now, me, nr, &mut rr, search, global, &heads),
+        None => dispatch::poll_spill(policy, d.now, nr, &mut rr, search, global, &heads),
     };
     let bpf = bpf_pick(d).ok_or_else(|| format!("unknown pick {}", d.pick))?;
     let at = match me {
@@ -334,10 +345,27 @@ mod tests {
             h
         };
         let mut rr = 0;
-        let pick = match me {
-            Some(m) => dispatch::poll(policy, now, m, nr, &mut rr, None, &heads),
-            None => dispatch::poll_spill(policy, now, nr, &mut rr, None, &heads),
+        let span = Span {
+            llc_lo: 0,
+            llc_hi: nr as u16,
+            node_lo: 0,
+            node_hi: nr as u16,
         };
+        let search = Search {
+            span,
+            ..Search::default()
+        };
+        let pick = match me {
+            Some(m) => dispatch::poll(policy, now, m, nr, &mut rr, search, None, &heads),
+            None => dispatch::poll_spill(policy, now, nr, &mut rr, search, None, &heads),
+        };
+        d.span = crate::bpf::intf::span {
+            llc_lo: 0,
+            llc_hi: nr as u16,
+            node_lo: 0,
+            node_hi: nr as u16,
+        };
+        d.hint = -1;
         d.now = now;
         d.steal_threshold_ns = policy.steal_threshold_ns;
         d.me = me.map_or(-1, |m| m as i32);
@@ -372,7 +400,7 @@ mod tests {
             recorded(Some(0), None, &[late(10), None]),
             recorded(Some(0), None, &[late(1), late(1)]),
             recorded(Some(1), late(0), &[late(10), None]),
-            recorded(None, None, &[late(10), late(1), None]),
+            recorded(None, None, &[late(1), late(10), None]),
             recorded(None, None, &[None, None, None]),
         ];
         let r = replay(&cases, Model::AsIs);

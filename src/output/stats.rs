@@ -209,6 +209,11 @@ statistics! {
         dispatch_other: "other tasks dispatched from the fair queue, cumulative",
         steals_refused: "steal candidates below the threshold, cumulative",
         lends: "times a tick CPU ran other work while its runners slept, cumulative",
+        decisions: "scheduling decisions that may look at other CPUs (polls, runner placements, steal-timer expiries), cumulative",
+        probes: "other CPUs and queues those decisions looked at, cumulative (bounded per decision: probes / decisions stays small on any machine)",
+        moves_llc: "runners started away from their home CPU, in its last-level cache, cumulative",
+        moves_node: "runners started away from their home CPU, in another cache of its NUMA node, cumulative",
+        moves_far: "runners started away from their home CPU, on another NUMA node, cumulative",
     }
     group {
         ticks as ticks: "ticks started (runner wake-ups), cumulative",

@@ -21,10 +21,11 @@ use super::hints::Hints;
 use super::membership::{Membership, Table};
 use super::pinning::Pinner;
 use super::startup::{attached, check_outputs, group_name, plan, preflight, replan};
-use crate::bpf::{BpfSkel, BpfSkelBuilder, intf};
+use crate::bpf::{BpfSkel, BpfSkelBuilder, intf, types};
 use crate::config::TickUnit;
 use crate::config::cli::{RunArgs, bad_config};
 use crate::config::plan::Plan;
+use crate::model::locality;
 use crate::model::topology::Machine;
 use crate::model::trace::{self, TraceSink};
 use crate::output::intervals::{Intervals, write_exit_line};
@@ -214,6 +215,15 @@ fn read_percpu<T: Copy>(map: &dyn MapCore, key: u32) -> Result<Vec<T>> {
         .collect())
 }
 
+fn bpf_span(s: locality::Span) -> types::span {
+    types::span {
+        llc_lo: s.llc_lo,
+        llc_hi: s.llc_hi,
+        node_lo: s.node_lo,
+        node_hi: s.node_hi,
+    }
+}
+
 struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     link: Option<libbpf_rs::Link>,
@@ -238,22 +248,35 @@ impl<'a> Scheduler<'a> {
             .rodata_data
             .as_mut()
             .context("BPF rodata missing")?;
-        rodata.nr_tick_cpus = plan.tick_cpus.len() as u32;
-        for (i, &cpu) in plan.tick_cpus.iter().enumerate() {
-            if cpu >= intf::tick_consts_MAX_CPUS as usize {
-                bail!(
-                    "tick CPU {cpu} is above the supported maximum of {}",
-                    intf::tick_consts_MAX_CPUS - 1
-                );
-            }
+        if let Some(&cpu) = plan.tick_cpus.iter().find(|&&c| c >= MAX_CPUS) {
+            bail!(
+                "tick CPU {cpu} is above the supported maximum of {}",
+                MAX_CPUS - 1
+            );
+        }
+        // BPF lists the tick CPUs, and all online CPUs, nearest first
+        // (model/locality.rs): steals, spill-overs and kicks look at a
+        // CPU's LLC, then its node, then the rest. machine.cpus: the
+        // online ones, so no offline CPU is ever a spill-over's target.
+        let (tick_order, tick_spans) = locality::near_order(&machine, &plan.tick_cpus);
+        let online: Vec<usize> = machine.cpus.iter().map(|c| c.id).collect();
+        let (cpu_order, cpu_spans) = locality::near_order(&machine, &online);
+        rodata.nr_tick_cpus = tick_order.len() as u32;
+        for (i, &cpu) in tick_order.iter().enumerate() {
             rodata.tick_cpus[i] = cpu as i32;
             rodata.tick_index_plus1[cpu] = i as u32 + 1;
         }
-        // spill-over prefers CPUs that share the home's last-level cache,
-        // and takes none that is offline (machine.cpus: the online ones)
+        rodata.nr_cpu_order = cpu_order.len() as u32;
+        for (i, &cpu) in cpu_order.iter().enumerate().filter(|(_, c)| **c < MAX_CPUS) {
+            rodata.cpu_order[i] = cpu as i32;
+            rodata.cpu_pos_plus1[cpu] = i as u32 + 1;
+        }
         for c in machine.cpus.iter().filter(|c| c.id < MAX_CPUS) {
             rodata.cpu_llc[c.id] = c.llc as u32;
+            rodata.cpu_node[c.id] = c.node as u32;
             rodata.cpu_online[c.id] = true;
+            rodata.tick_span[c.id] = bpf_span(tick_spans[c.id]);
+            rodata.cpu_span[c.id] = bpf_span(cpu_spans[c.id]);
         }
         for (i, g) in plan.groups.iter().enumerate() {
             rodata.group_deadline_ns[i] = g.deadline_ns;

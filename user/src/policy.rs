@@ -193,6 +193,7 @@ impl EdfQueues {
                 me,
                 nr,
                 &mut self.steal_rr[me],
+                dispatch::Search::flat(nr),
                 global.map(|(_, r)| r.head()),
                 &peek,
             );
