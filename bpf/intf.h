@@ -86,6 +86,7 @@ struct cpu_stats {
 	u64 moves_llc;        /* a runner started away from its home, in the home's LLC */
 	u64 moves_node;       /* ... in another LLC of the home's node */
 	u64 moves_far;        /* ... on another node */
+	u64 moves_far_near_free; /* ... while a CPU of the home's node was idle */
 };
 
 /*

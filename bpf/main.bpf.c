@@ -206,7 +206,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		 * stealer's queue), within its node: its memory stays there
 		 */
 		if (tctx->home_seen && tctx->home >= 0 && cpu != tctx->home)
-			count_move(tctx->home, cpu);
+			count_move(p, tctx->home, cpu);
 		if (work_stealing && tctx->home_seen && tick_index(cpu) >= 0 &&
 		    group_may_home(tctx->group, cpu) && node_of(cpu) == node_of(tctx->home))
 			tctx->home = cpu;

@@ -124,19 +124,59 @@ static void reserve(s32 cpu, struct task_ctx *tctx, u64 key, u64 now)
 }
 
 /*
- * Claim an idle CPU for a runner that would wait at @near (its home): @prev,
- * the CPU it slept on, first (its cache, and its timer may have woken it
- * already); else near @near (the kernel's idle selection prefers its LLC
- * and node), tick CPUs first. May return @near itself, idle a moment.
+ * An idle CPU of @near's node that @p may use, claimed: the nearest of
+ * MAX_PROBES (its LLC first), a tick CPU before a non-tick one. -1: none.
  */
-static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev)
+static s32 claim_idle_in_node(struct task_struct *p, s32 near)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	s32 c, tick = -1, other = -1;
+	u32 k;
+
+	bpf_for(k, 0, MAX_PROBES) {
+		c = near_cpu(near, 0, k);
+		if (c < 0 || node_of(c) != node_of(near))
+			break;
+		STAT_INC(probes);
+		if (!bpf_cpumask_test_cpu(c, idle) || !bpf_cpumask_test_cpu(c, p->cpus_ptr) ||
+		    (tick_index(c) < 0 && SCX_TICK_BREAK_NOSPILL))
+			continue;
+		if (tick_index(c) >= 0) {
+			tick = c;
+			break;
+		}
+		if (other < 0)
+			other = c;
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	if (tick >= 0 && scx_bpf_test_and_clear_cpu_idle(tick))
+		return tick;
+	if (other >= 0 && scx_bpf_test_and_clear_cpu_idle(other))
+		return other;
+	return -1;
+}
+
+/*
+ * Claim an idle CPU for a runner that would wait at @near (its home). The
+ * near step (@far false): @prev, the CPU it slept on (its cache, and its
+ * timer may have woken it already), if it is in @near's node, else an idle
+ * CPU of that node, nearest first. The far step: anywhere, by the
+ * kernel's idle selection (which prefers @near's LLC and node), tick CPUs
+ * first. May return @near itself, idle a moment.
+ */
+static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev, bool far)
 {
 	struct bpf_cpumask *tick = tick_cpumask, *other = other_cpumask;
 	s32 cpu = -EBUSY;
 
-	if (prev >= 0 && prev != near && bpf_cpumask_test_cpu(prev, p->cpus_ptr) &&
-	    scx_bpf_test_and_clear_cpu_idle(prev))
-		return prev;
+	if (!far) {
+		if (prev >= 0 && prev != near && node_of(prev) == node_of(near) &&
+		    bpf_cpumask_test_cpu(prev, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(prev))
+			return prev;
+		if (scx_bpf_test_and_clear_cpu_idle(near))
+			return near;
+		return claim_idle_in_node(p, near);
+	}
 	if (tick)
 		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(tick), 0);
 	if (cpu < 0 && other && !SCX_TICK_BREAK_NOSPILL)
@@ -154,10 +194,10 @@ static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev)
  * SCX_OPS_ENQ_MIGRATION_DISABLED: the kernel queues it where it is); an
  * offline CPU (none is chosen) would fall back to the global queue.
  */
-static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
+static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags, bool far)
 {
 	u64 slice = group_deadline(tctx->group);
-	s32 cpu = claim_idle_for(p, near, (enq_flags & SCX_ENQ_WAKEUP) ? tctx->wake_prev : -1);
+	s32 cpu = claim_idle_for(p, near, (enq_flags & SCX_ENQ_WAKEUP) ? tctx->wake_prev : -1, far);
 
 	if (cpu < 0)
 		return false;
@@ -199,13 +239,13 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
  * given and on @near's node (a wake-up handled there: another CPU would
  * need an IPI, and in a guest the vCPU it wakes may first wait for a host
  * core), else the nearest (locality order: @near's LLC, node, the rest;
- * equally near ones by turns). Never @near itself (the home, busy with
- * runners), nor this CPU otherwise: between two tasks it looks free, and a
- * runner put at the head of its local queue would overtake the EDF queue
- * for good. Looks at most MAX_PROBES * 2 CPUs; -1 when none of them is
- * free.
+ * equally near ones by turns), within @near's node unless @far. Never
+ * @near itself (the home, busy with runners), nor this CPU otherwise:
+ * between two tasks it looks free, and a runner put at the head of its
+ * local queue would overtake the EDF queue for good. Looks at most
+ * MAX_PROBES * 2 CPUs; -1 when none of them is free.
  */
-static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
+static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now, bool far)
 {
 	u32 here = bpf_get_smp_processor_id(), i;
 	s32 c;
@@ -216,7 +256,7 @@ static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
 		return self;
 	bpf_for(i, 0, MAX_PROBES * 2) {
 		c = near_cpu(near, here, i);
-		if (c < 0)
+		if (c < 0 || (!far && node_of(c) != node_of(near)))
 			break;
 		STAT_INC(probes);
 		if (c != (s32)here && free_for_runner(p, c, now))
@@ -226,11 +266,11 @@ static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
 }
 
 /* Spill-over onto another CPU near @near running other work, which is preempted. */
-static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
+static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags, bool far)
 {
 	s32 self = (enq_flags & SCX_ENQ_WAKEUP) ? bpf_get_smp_processor_id() : -1;
 	u64 now = clock_now();
-	s32 best = preempt_target(p, near, self, now);
+	s32 best = preempt_target(p, near, self, now, far);
 
 	if (best < 0)
 		return false;
@@ -312,7 +352,9 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 {
 	u64 now = clock_now();
 	u64 slice = group_deadline(tctx->group), wait;
+	bool must_spill, late;
 	s32 home, cpu;
+	u32 far;
 
 	if (!tctx->in_tick) {
 		struct proc_tick *pt = proc_tick_of(p, tctx->group);
@@ -344,7 +386,8 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	/* an affinity without tick CPUs: still a runner, on the CPUs it is allowed */
 	if (!can_run_on_tick_cpu(p)) {
 		cpu = scx_bpf_task_cpu(p);
-		if (spill_idle(p, tctx, cpu, enq_flags) || spill_preempt(p, tctx, cpu, enq_flags))
+		if (spill_idle(p, tctx, cpu, enq_flags, false) || spill_preempt(p, tctx, cpu, enq_flags, false) ||
+		    spill_idle(p, tctx, cpu, enq_flags, true) || spill_preempt(p, tctx, cpu, enq_flags, true))
 			return;
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 		return;
@@ -369,12 +412,17 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	 * other work is preempted for it. Otherwise home and its cache.
 	 */
 	wait = wait_at(home, queue_key(tctx), now);
-	if ((wait || home_runs_runner(home)) && spill_idle(p, tctx, home, enq_flags))
-		return;
+	must_spill = wait || home_runs_runner(home);
 	/* overrun work takes idle CPUs, but no other CPU's work */
-	if (!tctx->overrun && is_stealable(tctx, now, wait) && spill_preempt(p, tctx, home, enq_flags)) {
-		count_stolen(tctx);
-		return;
+	late = !tctx->overrun && is_stealable(tctx, now, wait);
+	/* the home's node first, idle or preempted, then the rest of the machine */
+	bpf_for(far, 0, 2) {
+		if (must_spill && spill_idle(p, tctx, home, enq_flags, far))
+			return;
+		if (late && spill_preempt(p, tctx, home, enq_flags, far)) {
+			count_stolen(tctx);
+			return;
+		}
 	}
 	scx_bpf_dsq_insert_vtime(p, home, slice, queue_key(tctx), enq_flags);
 	kick_home(home, tctx, now, enq_flags);
@@ -385,7 +433,8 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
  * home and its cache first; a runner that would wait there (or preempt a
  * runner there) spills over to an idle CPU at once, and one predicted to
  * start later than the threshold at home preempts other work on another
- * CPU (this one first). Inserted on that CPU's local queue now, it is
+ * CPU (this one first); in the home's node first, idle or preempted, then
+ * anywhere. Inserted on that CPU's local queue now, it is
  * queued there by that CPU itself. Placed in ops.enqueue instead, it would
  * be queued on its home and then moved, locking the busy home's run queue,
  * which in an overcommitted guest may wait milliseconds for a preempted
@@ -394,8 +443,10 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
  */
 static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu)
 {
-	s32 home = work_stealing ? runner_home(p, tctx) : -1, cpu;
+	s32 home = work_stealing ? runner_home(p, tctx) : -1, cpu = -1;
 	u64 now, key, wait, flags = 0;
+	bool late;
+	u32 far;
 
 	tctx->wake_prev = prev_cpu;
 	tctx->spill_stolen = false;
@@ -408,19 +459,23 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	wait = wait_at(home, key, now);
 	if (!wait && !home_runs_runner(home))
 		return home;
-	cpu = claim_idle_for(p, home, prev_cpu);
-	if (cpu == home)
-		return home;
-	if (cpu < 0) {
-		/* predicted to start late at home (the tick starts now): preempt other work */
-		if (!starts_late(now, now, wait) || (tctx->overrun && key == runner_key(tctx, 0)))
+	/* predicted to start late at home (the tick starts now): other work is preempted for it */
+	late = starts_late(now, now, wait) && !(tctx->overrun && key == runner_key(tctx, 0));
+	/* the home's node first, an idle CPU or one preempted, then the rest of the machine */
+	bpf_for(far, 0, 2) {
+		cpu = claim_idle_for(p, home, prev_cpu, far);
+		if (cpu == home)
 			return home;
-		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now);
-		if (cpu < 0)
-			return home;
-		flags = SCX_ENQ_PREEMPT;
-		tctx->spill_stolen = true;
+		if (cpu >= 0)
+			break;
+		if (late && (cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now, far)) >= 0) {
+			flags = SCX_ENQ_PREEMPT;
+			tctx->spill_stolen = true;
+			break;
+		}
 	}
+	if (cpu < 0)
+		return home;
 	tctx->runner = true;
 	reserve(cpu, tctx, key, now);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, group_deadline(tctx->group), flags);

@@ -72,12 +72,13 @@ static void arm_steal_timer(u32 key, u64 tick_start, u64 now)
 /*
  * Claim and wake an idle CPU that @p may run on, to take it from @near's
  * queue (a tick CPU, -1: the global queue): the idle tick CPUs nearest
- * @near first (at most MAX_PROBES looked at), else any idle tick CPU,
- * else any idle CPU. The CPU looks at @near's queue first (its steal
+ * @near first (at most MAX_PROBES looked at), else a CPU of @near's node
+ * running other work (preempted), else any idle tick CPU, else any idle
+ * CPU. The CPU looks at @near's queue first (its steal
  * hint): a late runner's timer reaches the CPU that will take it, however
  * many tick CPUs there are. 1 if one was found.
  */
-static bool kick_idle_for(struct task_struct *p, s32 near)
+static bool kick_idle_for(struct task_struct *p, s32 near, u64 now)
 {
 	struct bpf_cpumask *tick = tick_cpumask, *other = other_cpumask;
 	struct cpu_ctx *cctx;
@@ -93,6 +94,22 @@ static bool kick_idle_for(struct task_struct *p, s32 near)
 			if (bpf_cpumask_test_cpu(c, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(c)) {
 				cpu = c;
 				break;
+			}
+		}
+	}
+	/* none idle there: a CPU of @near's node running other work is preempted for it */
+	if (cpu < 0 && near >= 0) {
+		bpf_for(k, 0, MAX_PROBES) {
+			c = near_cpu(near, 0, k);
+			if (c < 0 || node_of(c) != node_of(near))
+				break;
+			STAT_INC(probes);
+			cctx = lookup_cpu_ctx(c);
+			if (cctx && !cctx->running_tick && !in_share(cctx, now) &&
+			    bpf_cpumask_test_cpu(c, p->cpus_ptr)) {
+				cctx->steal_hint = tick_index(near) + 1;
+				scx_bpf_kick_cpu(c, SCX_KICK_PREEMPT);
+				return true;
 			}
 		}
 	}
@@ -131,7 +148,7 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 	}
 	/* late now: an idle CPU takes it (tick_dispatch); look again later while it waits */
 	STAT_INC(decisions);
-	kick_idle_for(head, *key < MAX_CPUS ? *key : -1);
+	kick_idle_for(head, *key < MAX_CPUS ? *key : -1, now);
 	arm_steal_timer(*key, now, now);
 	return 0;
 }

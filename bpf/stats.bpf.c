@@ -56,15 +56,47 @@ static void count_stolen(struct task_ctx *tctx)
 		gs->steals++;
 }
 
-/* A runner starts on @cpu away from its @home: how far it moved. */
-static void count_move(s32 home, s32 cpu)
+/*
+ * Was a CPU of @home's node (not @home, not @cpu) idle just now, free for
+ * runner @p? Looks at the first MAX_PROBES CPUs of the node in cpu_order
+ * (not in locality order: the count judges that order).
+ */
+static bool near_free(struct task_struct *p, s32 home, s32 cpu)
 {
-	if (llc_of(home) == llc_of(cpu))
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	u32 h = home & (MAX_CPUS - 1), lo = cpu_span[h].node_lo, hi = cpu_span[h].node_hi, i;
+	bool found = false;
+	s32 c;
+
+	bpf_for(i, 0, MAX_PROBES) {
+		if (lo + i >= hi || lo + i >= MAX_CPUS)
+			break;
+		c = cpu_order[(lo + i) & (MAX_CPUS - 1)];
+		if (c != home && c != cpu && bpf_cpumask_test_cpu(c, p->cpus_ptr) &&
+		    bpf_cpumask_test_cpu(c, idle)) {
+			found = true;
+			break;
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return found;
+}
+
+/*
+ * A runner starts on @cpu away from its @home: how far it moved, and
+ * whether it went to another node while a CPU of its home's was idle.
+ */
+static void count_move(struct task_struct *p, s32 home, s32 cpu)
+{
+	if (llc_of(home) == llc_of(cpu)) {
 		STAT_INC(moves_llc);
-	else if (node_of(home) == node_of(cpu))
+	} else if (node_of(home) == node_of(cpu)) {
 		STAT_INC(moves_node);
-	else
+	} else {
 		STAT_INC(moves_far);
+		if (near_free(p, home, cpu))
+			STAT_INC(moves_far_near_free);
+	}
 }
 
 /* The tick got its first CPU: record its start lateness. */

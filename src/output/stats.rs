@@ -214,6 +214,7 @@ statistics! {
         moves_llc: "runners started away from their home CPU, in its last-level cache, cumulative",
         moves_node: "runners started away from their home CPU, in another cache of its NUMA node, cumulative",
         moves_far: "runners started away from their home CPU, on another NUMA node, cumulative",
+        moves_far_near_free: "of moves_far, those made while a CPU of the home's node was idle, cumulative",
     }
     group {
         ticks as ticks: "ticks started (runner wake-ups), cumulative",
