@@ -186,7 +186,8 @@ static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev, bool far)
 
 /*
  * Spill-over to an idle CPU near @near, tick CPUs first: @p starts there at
- * once. An insert on another CPU's local queue from ops.enqueue ejects the
+ * once (1). 0: no idle CPU; -1: @near itself is idle, woken (queue @p
+ * there). An insert on another CPU's local queue from ops.enqueue ejects the
  * scheduler if @p may not run there (other schedulers were ejected so): the
  * CPU comes from the kernel's idle selection within @p's CPUs, or was
  * tested against them (claim_idle_for(), free_for_runner()); a task whose
@@ -194,22 +195,22 @@ static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev, bool far)
  * SCX_OPS_ENQ_MIGRATION_DISABLED: the kernel queues it where it is); an
  * offline CPU (none is chosen) would fall back to the global queue.
  */
-static bool spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags, bool far)
+static s32 spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags, bool far)
 {
 	u64 slice = group_deadline(tctx->group);
 	s32 cpu = claim_idle_for(p, near, (enq_flags & SCX_ENQ_WAKEUP) ? tctx->wake_prev : -1, far);
 
 	if (cpu < 0)
-		return false;
+		return 0;
 	if (cpu == near) {
 		/* home itself is idle a moment: wake it, the runner queues there in EDF order */
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-		return false;
+		return -1;
 	}
 	reserve(cpu, tctx, queue_key(tctx), clock_now());
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-	return true;
+	return 1;
 }
 
 /*
@@ -353,7 +354,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	u64 now = clock_now();
 	u64 slice = group_deadline(tctx->group), wait;
 	bool must_spill, late;
-	s32 home, cpu;
+	s32 home, cpu, spilled;
 	u32 far;
 
 	if (!tctx->in_tick) {
@@ -386,9 +387,13 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	/* an affinity without tick CPUs: still a runner, on the CPUs it is allowed */
 	if (!can_run_on_tick_cpu(p)) {
 		cpu = scx_bpf_task_cpu(p);
-		if (spill_idle(p, tctx, cpu, enq_flags, false) || spill_preempt(p, tctx, cpu, enq_flags, false) ||
-		    spill_idle(p, tctx, cpu, enq_flags, true) || spill_preempt(p, tctx, cpu, enq_flags, true))
-			return;
+		bpf_for(far, 0, 2) {
+			spilled = spill_idle(p, tctx, cpu, enq_flags, far);
+			if (spilled > 0 || (!spilled && spill_preempt(p, tctx, cpu, enq_flags, far)))
+				return;
+			if (spilled < 0)
+				break;
+		}
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 		return;
 	}
@@ -417,8 +422,11 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	late = !tctx->overrun && is_stealable(tctx, now, wait);
 	/* the home's node first, idle or preempted, then the rest of the machine */
 	bpf_for(far, 0, 2) {
-		if (must_spill && spill_idle(p, tctx, home, enq_flags, far))
+		spilled = must_spill ? spill_idle(p, tctx, home, enq_flags, far) : 0;
+		if (spilled > 0)
 			return;
+		if (spilled < 0)
+			break;
 		if (late && spill_preempt(p, tctx, home, enq_flags, far)) {
 			count_stolen(tctx);
 			return;

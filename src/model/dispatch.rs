@@ -359,6 +359,50 @@ pub fn place(
     }
 }
 
+/// The CPUs a spill-over could take in one step of the search: an idle
+/// one, and one running other work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Candidates {
+    pub idle: Option<usize>,
+    pub other_work: Option<usize>,
+}
+
+/// Spill-over, locality first ([`place`] in two steps): the candidates of
+/// the home's NUMA node (an idle CPU, then, for a runner predicted late,
+/// one running other work), then those of the rest of the machine. A CPU
+/// of another node only when the home's has none to give (BPF:
+/// `claim_idle_for()` and `preempt_target()`, near then far).
+pub fn place_near_first(
+    policy: Policy,
+    now: u64,
+    tick_start: u64,
+    home: HomeState,
+    near: Candidates,
+    far: Candidates,
+    overrun: bool,
+) -> Place {
+    match place(
+        policy,
+        now,
+        tick_start,
+        home,
+        near.idle,
+        near.other_work,
+        overrun,
+    ) {
+        Place::Home => place(
+            policy,
+            now,
+            tick_start,
+            home,
+            far.idle,
+            far.other_work,
+            overrun,
+        ),
+        p => p,
+    }
+}
+
 /// Homes move: a tick CPU (allowed by its group) that took the runner is
 /// its home from then on, as the Affinity scheduler moves a stolen region
 /// to the stealer's queue, within the home's NUMA node (its memory stays

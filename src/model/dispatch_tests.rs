@@ -819,6 +819,52 @@ fn a_runner_that_would_wait_at_home_starts_elsewhere_at_once() {
 }
 
 #[test]
+fn a_spill_over_stays_in_the_home_node_while_it_has_a_cpu_to_give() {
+    let busy = HomeState {
+        wait: 20 * MS,
+        runs_runner: true,
+    };
+    let near = |idle, other_work| Candidates { idle, other_work };
+    let far = near(Some(9), Some(10));
+    // late (it waits 20 ms at home): a node CPU running other work beats an idle one elsewhere
+    assert_eq!(
+        place_near_first(POLICY, NOW, NOW, busy, near(None, Some(2)), far, false),
+        Place::Preempt(2)
+    );
+    assert_eq!(
+        place_near_first(POLICY, NOW, NOW, busy, near(Some(3), Some(2)), far, false),
+        Place::Idle(3)
+    );
+    // nothing in the node: the rest of the machine
+    assert_eq!(
+        place_near_first(POLICY, NOW, NOW, busy, near(None, None), far, false),
+        Place::Idle(9)
+    );
+    // not late: idle CPUs only, near first
+    let short = HomeState {
+        wait: MS,
+        runs_runner: true,
+    };
+    assert_eq!(
+        place_near_first(POLICY, NOW, NOW, short, near(None, Some(2)), far, false),
+        Place::Idle(9)
+    );
+    // overrun work preempts nobody, near or far
+    assert_eq!(
+        place_near_first(
+            POLICY,
+            NOW,
+            NOW,
+            busy,
+            near(None, Some(2)),
+            near(None, Some(10)),
+            true
+        ),
+        Place::Home
+    );
+}
+
+#[test]
 fn homes_move_only_to_tick_cpus_of_the_group_in_their_node() {
     assert_eq!(moved_home(1, 2, true, true, true), 2);
     assert_eq!(moved_home(1, 3, false, true, true), 1, "non-tick CPU");
