@@ -186,7 +186,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 	struct task_ctx *tctx = lookup_task_ctx(p);
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
 	u64 now = clock_now();
-	s32 cpu = scx_bpf_task_cpu(p);
+	s32 cpu = scx_bpf_task_cpu(p), from;
 
 	if (!tctx || !cctx)
 		return;
@@ -205,12 +205,14 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		 * in the Affinity scheduler of CanvasMC moves the region to the
 		 * stealer's queue), within its node: its memory stays there
 		 */
-		if (tctx->home_seen && tctx->home >= 0 && cpu != tctx->home)
-			count_move(p, tctx->home, cpu);
+		from = tctx->home_seen ? tctx->home : -1;
 		if (work_stealing && tctx->home_seen && tick_index(cpu) >= 0 &&
 		    group_may_home(tctx->group, cpu) && node_of(cpu) == node_of(tctx->home))
 			tctx->home = cpu;
 		if (!tctx->started) {
+			/* where its tick starts, against its home (counted once a tick) */
+			if (from >= 0 && cpu != from)
+				count_move(p, from, cpu);
 			tctx->started = true;
 			account_start(tctx, now);
 		}

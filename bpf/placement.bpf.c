@@ -124,59 +124,21 @@ static void reserve(s32 cpu, struct task_ctx *tctx, u64 key, u64 now)
 }
 
 /*
- * An idle CPU of @near's node that @p may use, claimed: the nearest of
- * MAX_PROBES (its LLC first), a tick CPU before a non-tick one. -1: none.
+ * Claim an idle CPU for a runner that would wait at @near (its home): @prev,
+ * the CPU it slept on, first if it is in @near's node (its cache, and its
+ * timer may have woken it already); else the kernel's idle selection near
+ * @near, tick CPUs first: it looks at @near's LLC, then its node, then the
+ * rest (an idle CPU costs no other task, so one elsewhere goes before
+ * preempting other work near home). May return @near itself, idle a moment.
  */
-static s32 claim_idle_in_node(struct task_struct *p, s32 near)
-{
-	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	s32 c, tick = -1, other = -1;
-	u32 k;
-
-	bpf_for(k, 0, MAX_PROBES) {
-		c = near_cpu(near, 0, k);
-		if (c < 0 || node_of(c) != node_of(near))
-			break;
-		STAT_INC(probes);
-		if (!bpf_cpumask_test_cpu(c, idle) || !bpf_cpumask_test_cpu(c, p->cpus_ptr) ||
-		    (tick_index(c) < 0 && SCX_TICK_BREAK_NOSPILL))
-			continue;
-		if (tick_index(c) >= 0) {
-			tick = c;
-			break;
-		}
-		if (other < 0)
-			other = c;
-	}
-	scx_bpf_put_idle_cpumask(idle);
-	if (tick >= 0 && scx_bpf_test_and_clear_cpu_idle(tick))
-		return tick;
-	if (other >= 0 && scx_bpf_test_and_clear_cpu_idle(other))
-		return other;
-	return -1;
-}
-
-/*
- * Claim an idle CPU for a runner that would wait at @near (its home). The
- * near step (@far false): @prev, the CPU it slept on (its cache, and its
- * timer may have woken it already), if it is in @near's node, else an idle
- * CPU of that node, nearest first. The far step: anywhere, by the
- * kernel's idle selection (which prefers @near's LLC and node), tick CPUs
- * first. May return @near itself, idle a moment.
- */
-static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev, bool far)
+static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev)
 {
 	struct bpf_cpumask *tick = tick_cpumask, *other = other_cpumask;
 	s32 cpu = -EBUSY;
 
-	if (!far) {
-		if (prev >= 0 && prev != near && node_of(prev) == node_of(near) &&
-		    bpf_cpumask_test_cpu(prev, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(prev))
-			return prev;
-		if (scx_bpf_test_and_clear_cpu_idle(near))
-			return near;
-		return claim_idle_in_node(p, near);
-	}
+	if (prev >= 0 && prev != near && node_of(prev) == node_of(near) &&
+	    bpf_cpumask_test_cpu(prev, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(prev))
+		return prev;
 	if (tick)
 		cpu = scx_bpf_select_cpu_and(p, near, 0, cast_mask(tick), 0);
 	if (cpu < 0 && other && !SCX_TICK_BREAK_NOSPILL)
@@ -195,10 +157,10 @@ static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev, bool far)
  * SCX_OPS_ENQ_MIGRATION_DISABLED: the kernel queues it where it is); an
  * offline CPU (none is chosen) would fall back to the global queue.
  */
-static s32 spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags, bool far)
+static s32 spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
 {
 	u64 slice = group_deadline(tctx->group);
-	s32 cpu = claim_idle_for(p, near, (enq_flags & SCX_ENQ_WAKEUP) ? tctx->wake_prev : -1, far);
+	s32 cpu = claim_idle_for(p, near, (enq_flags & SCX_ENQ_WAKEUP) ? tctx->wake_prev : -1);
 
 	if (cpu < 0)
 		return 0;
@@ -248,15 +210,17 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
  */
 static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now, bool far)
 {
-	u32 here = bpf_get_smp_processor_id(), i;
+	u32 here = bpf_get_smp_processor_id(), skip, i;
 	s32 c;
 
 	if (SCX_TICK_BREAK_NOSTEAL)
 		return -1;
 	if (self >= 0 && self != near && node_of(self) == node_of(near) && free_for_runner(p, self, now))
 		return self;
+	/* the far step starts past the node's CPUs, which the near step looked at */
+	skip = far && node_size(near) ? node_size(near) - 1 : 0;
 	bpf_for(i, 0, MAX_PROBES * 2) {
-		c = near_cpu(near, here, i);
+		c = near_cpu(near, here, skip + i);
 		if (c < 0 || (!far && node_of(c) != node_of(near)))
 			break;
 		STAT_INC(probes);
@@ -387,13 +351,10 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	/* an affinity without tick CPUs: still a runner, on the CPUs it is allowed */
 	if (!can_run_on_tick_cpu(p)) {
 		cpu = scx_bpf_task_cpu(p);
-		bpf_for(far, 0, 2) {
-			spilled = spill_idle(p, tctx, cpu, enq_flags, far);
-			if (spilled > 0 || (!spilled && spill_preempt(p, tctx, cpu, enq_flags, far)))
-				return;
-			if (spilled < 0)
-				break;
-		}
+		spilled = spill_idle(p, tctx, cpu, enq_flags);
+		if (spilled > 0 || (!spilled && (spill_preempt(p, tctx, cpu, enq_flags, false) ||
+						 spill_preempt(p, tctx, cpu, enq_flags, true))))
+			return;
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 		return;
 	}
@@ -420,14 +381,14 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	must_spill = wait || home_runs_runner(home);
 	/* overrun work takes idle CPUs, but no other CPU's work */
 	late = !tctx->overrun && is_stealable(tctx, now, wait);
-	/* the home's node first, idle or preempted, then the rest of the machine */
+	spilled = must_spill ? spill_idle(p, tctx, home, enq_flags) : 0;
+	if (spilled > 0)
+		return;
+	/* other work is preempted in the home's node first, then elsewhere */
 	bpf_for(far, 0, 2) {
-		spilled = must_spill ? spill_idle(p, tctx, home, enq_flags, far) : 0;
-		if (spilled > 0)
-			return;
-		if (spilled < 0)
+		if (spilled || !late)
 			break;
-		if (late && spill_preempt(p, tctx, home, enq_flags, far)) {
+		if (spill_preempt(p, tctx, home, enq_flags, far)) {
 			count_stolen(tctx);
 			return;
 		}
@@ -441,8 +402,8 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
  * home and its cache first; a runner that would wait there (or preempt a
  * runner there) spills over to an idle CPU at once, and one predicted to
  * start later than the threshold at home preempts other work on another
- * CPU (this one first); in the home's node first, idle or preempted, then
- * anywhere. Inserted on that CPU's local queue now, it is
+ * CPU (this one first): an idle CPU nearest first, then other work in the
+ * home's node, then elsewhere. Inserted on that CPU's local queue now, it is
  * queued there by that CPU itself. Placed in ops.enqueue instead, it would
  * be queued on its home and then moved, locking the busy home's run queue,
  * which in an overcommitted guest may wait milliseconds for a preempted
@@ -469,17 +430,17 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 		return home;
 	/* predicted to start late at home (the tick starts now): other work is preempted for it */
 	late = starts_late(now, now, wait) && !(tctx->overrun && key == runner_key(tctx, 0));
-	/* the home's node first, an idle CPU or one preempted, then the rest of the machine */
+	cpu = claim_idle_for(p, home, prev_cpu);
+	if (cpu == home)
+		return home;
+	/* none idle: other work is preempted in the home's node first, then elsewhere */
 	bpf_for(far, 0, 2) {
-		cpu = claim_idle_for(p, home, prev_cpu, far);
-		if (cpu == home)
-			return home;
-		if (cpu >= 0)
+		if (cpu >= 0 || !late)
 			break;
-		if (late && (cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now, far)) >= 0) {
+		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now, far);
+		if (cpu >= 0) {
 			flags = SCX_ENQ_PREEMPT;
 			tctx->spill_stolen = true;
-			break;
 		}
 	}
 	if (cpu < 0)

@@ -45,28 +45,42 @@ static bool is_stealable(struct task_ctx *tctx, u64 now, u64 ahead)
  * moment the tick that started at @tick_start becomes stealable by lateness
  * alone (past_threshold(), 10 us after). An earlier pending expiry is kept:
  * when it fires it re-arms for the head then queued. CPUs arm a timer at
- * once: the expiry is claimed by compare-and-swap, and a CPU that started
- * the timer and then finds an earlier expiry claimed starts it again for
- * that one, so the last start is never a later expiry than one claimed
- * (a timer that fires early only looks and re-arms).
+ * once: the expiry is claimed by compare-and-swap (retried a few times),
+ * and the CPU that claimed it starts the timer, then starts it again for
+ * any other expiry claimed meanwhile, until what it started last is what
+ * is claimed: a claim made after that starts the timer after it. A timer
+ * that fires early only looks and re-arms.
  */
 static void arm_steal_timer(u32 key, u64 tick_start, u64 now)
 {
 	struct steal_timer *st;
-	u64 due = tick_start + steal_threshold_ns + 10000, old;
+	u64 due = tick_start + steal_threshold_ns + 10000, old, started;
+	bool claimed = false;
+	u32 i;
 
 	st = bpf_map_lookup_elem(&steal_timers, &key);
 	if (!st)
 		return;
-	old = st->armed_until;
-	if (old > now && old <= due)
+	bpf_for(i, 0, 4) {
+		old = st->armed_until;
+		if (old > now && old <= due)
+			return;
+		if (__sync_val_compare_and_swap(&st->armed_until, old, due) == old) {
+			claimed = true;
+			break;
+		}
+	}
+	if (!claimed)
 		return;
-	if (__sync_val_compare_and_swap(&st->armed_until, old, due) != old)
-		return; /* another CPU armed it a moment ago */
+	started = due;
 	bpf_timer_start(&st->timer, elapsed(due, now), 0);
-	old = st->armed_until;
-	if (old > now && old < due)
+	bpf_for(i, 0, 4) {
+		old = st->armed_until;
+		if (old == started || old <= now)
+			break;
+		started = old;
 		bpf_timer_start(&st->timer, elapsed(old, now), 0);
+	}
 }
 
 /*
@@ -105,7 +119,8 @@ static bool kick_idle_for(struct task_struct *p, s32 near, u64 now)
 				break;
 			STAT_INC(probes);
 			cctx = lookup_cpu_ctx(c);
-			if (cctx && !cctx->running_tick && !in_share(cctx, now) &&
+			if (cctx && !cctx->running_tick && !in_share(cctx, now) && !other_owed(cctx, now) &&
+			    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | c) <= 0 &&
 			    bpf_cpumask_test_cpu(c, p->cpus_ptr)) {
 				cctx->steal_hint = tick_index(near) + 1;
 				scx_bpf_kick_cpu(c, SCX_KICK_PREEMPT);
@@ -131,9 +146,12 @@ static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 	u64 dsq = *key < MAX_CPUS ? (u64)*key : DSQ_GLOBAL_TICK;
 	struct task_struct *head;
 	struct task_ctx *tctx;
-	u64 now = clock_now();
+	u64 now = clock_now(), old;
 
-	st->armed_until = 0;
+	/* expired now, unless another CPU claimed a new expiry meanwhile */
+	old = st->armed_until;
+	if (old <= now)
+		__sync_val_compare_and_swap(&st->armed_until, old, 0);
 	head = __COMPAT_scx_bpf_dsq_peek(dsq);
 	/* nothing waits any more: it started in time */
 	if (!head)
@@ -233,23 +251,23 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
  * Look at up to @tries steal candidates, nearest first: the queue a steal
  * timer woke this CPU for (its hint), then the tick CPUs of its LLC, of its
  * node, the rest, equally near ones in turn (steal_rr moves once a round).
- * A CPU about to look at several while half the tick CPUs search already
- * looks at one: throttled stealing, as Tokio's scheduler limits its
+ * A tick CPU about to look at several while half the tick CPUs search
+ * already looks at one: throttled stealing, as Tokio's scheduler limits its
  * searching workers, so that CPUs going idle together do not all lock the
  * same queues. Mirrors dispatch::steal_round().
  */
-static bool steal_round(s32 cpu, s32 me, struct cpu_ctx *cctx, u32 tries, u64 now)
+static bool steal_round(s32 cpu, struct cpu_ctx *cctx, u32 tries, s32 hint, u64 now)
 {
-	s32 hint = cctx->steal_hint - 1, hinted = -1, victim;
+	s32 me = tick_index(cpu), hinted = -1, victim;
 	u32 rot = cctx->steal_rr, i, k = 0;
 	bool searching = false, throttled = false, stolen = false;
 	struct decision *d = tracing();
 
-	cctx->steal_hint = 0;
 	cctx->steal_rr = rot + 1;
 	if (tries > MAX_PROBES)
 		tries = MAX_PROBES;
-	if (tries > 1) {
+	/* the tick CPUs' searches are throttled; a non-tick CPU's, before its other work, are not counted */
+	if (tries > 1 && me >= 0) {
 		searching = true;
 		throttled = __sync_fetch_and_add(&nr_searching, 1) >= (nr_tick_cpus + 1) / 2;
 		if (throttled)
@@ -298,7 +316,7 @@ static bool take(u64 dsq_id, bool global)
  *      MAX_PROBES candidates);
  *   3. else take the earlier of the two heads.
  */
-static bool poll_tick_at(s32 cpu, s32 me, struct cpu_ctx *cctx, u64 now)
+static bool poll_tick_at(s32 cpu, s32 me, struct cpu_ctx *cctx, s32 hint, u64 now)
 {
 	struct task_struct *local = peek(cpu), *global = peek(DSQ_GLOBAL_TICK);
 	bool local_overdue = is_overdue(local, now);
@@ -335,7 +353,7 @@ static bool poll_tick_at(s32 cpu, s32 me, struct cpu_ctx *cctx, u64 now)
 	 * runner (a move locks the victim's run queue).
 	 */
 	if (work_stealing && !(local && is_stealable(lookup_task_ctx(local), now, 0)) &&
-	    steal_round(cpu, me, cctx, has_head ? 1 : nr_tick_cpus - 1, now))
+	    steal_round(cpu, cctx, has_head ? 1 : nr_tick_cpus - 1, hint, now))
 		return true;
 
 	/* 3. the earlier of the two heads */
@@ -352,14 +370,25 @@ static bool poll_tick_at(s32 cpu, s32 me, struct cpu_ctx *cctx, u64 now)
 	return ok;
 }
 
+/*
+ * The queue (tick index) a steal timer sent this CPU to, -1: none; taken
+ * once per poll, atomically: a timer on another CPU may set the next one.
+ */
+static s32 take_steal_hint(struct cpu_ctx *cctx)
+{
+	return __sync_lock_test_and_set(&cctx->steal_hint, 0) - 1;
+}
+
 static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
 {
 	u64 now = clock_now();
 	bool ok;
 
+	s32 hint = take_steal_hint(cctx);
+
 	STAT_INC(decisions);
-	trace_begin(me, cctx, now);
-	ok = poll_tick_at(cpu, me, cctx, now);
+	trace_begin(me, cctx, hint, now);
+	ok = poll_tick_at(cpu, me, cctx, hint, now);
 	trace_end(cctx);
 	return ok;
 }
@@ -373,8 +402,9 @@ static bool poll_tick(s32 cpu, s32 me, struct cpu_ctx *cctx)
 static bool take_late_runner(s32 cpu, struct cpu_ctx *cctx)
 {
 	struct task_struct *global = peek(DSQ_GLOBAL_TICK);
+	s32 hint = take_steal_hint(cctx);
 	u64 now = clock_now();
-	struct decision *d = trace_begin(-1, cctx, now);
+	struct decision *d = trace_begin(-1, cctx, hint, now);
 	bool allowed = global && bpf_cpumask_test_cpu(cpu, global->cpus_ptr);
 	bool ok = false;
 
@@ -386,7 +416,7 @@ static bool take_late_runner(s32 cpu, struct cpu_ctx *cctx)
 		trace_pick(TRACE_GLOBAL, -1, ok);
 	}
 	if (!ok)
-		ok = work_stealing && steal_round(cpu, -1, cctx, nr_tick_cpus, now);
+		ok = work_stealing && steal_round(cpu, cctx, nr_tick_cpus, hint, now);
 	trace_end(cctx);
 	return ok;
 }

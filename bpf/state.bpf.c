@@ -276,20 +276,26 @@ static s32 tick_index(s32 cpu)
 
 static u32 llc_of(u32 cpu)
 {
-	u32 c = cpu & (MAX_CPUS - 1);
+	u32 c;
 
+	if (cpu >= MAX_CPUS)
+		return 0;
 	/* keep the mask: clang drops it after the bound check, the verifier needs it */
+	c = cpu & (MAX_CPUS - 1);
 	barrier_var(c);
-	return cpu < MAX_CPUS ? cpu_llc[c] : 0;
+	return cpu_llc[c];
 }
 
 static u32 node_of(u32 cpu)
 {
-	u32 c = cpu & (MAX_CPUS - 1);
+	u32 c;
 
+	if (cpu >= MAX_CPUS)
+		return 0;
 	/* keep the mask: clang drops it after the bound check, the verifier needs it */
+	c = cpu & (MAX_CPUS - 1);
 	barrier_var(c);
-	return cpu < MAX_CPUS ? cpu_node[c] : 0;
+	return cpu_node[c];
 }
 
 /*
@@ -358,6 +364,14 @@ __noinline s32 near_tick_cpu(s32 cpu, u32 rot, u32 k)
 	if (pos < 0 || i >= MAX_CPUS)
 		return -1;
 	return tick_cpus[i & (MAX_CPUS - 1)];
+}
+
+/* Online CPUs in @cpu's NUMA node (cpu_order's span), @cpu included. */
+static u32 node_size(s32 cpu)
+{
+	u32 c = cpu & (MAX_CPUS - 1);
+
+	return cpu_span[c].node_hi - cpu_span[c].node_lo;
 }
 
 /* The @k-th online CPU near @cpu (never itself), from @rot on; -1: none (global, as above). */

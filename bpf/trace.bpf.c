@@ -30,7 +30,7 @@ static void trace_head(struct trace_head *h, struct task_struct *p, s32 queue, u
 	h->ahead = ahead;
 }
 
-static struct decision *trace_begin(s32 me, struct cpu_ctx *cctx, u64 now)
+static struct decision *trace_begin(s32 me, struct cpu_ctx *cctx, s32 hint, u64 now)
 {
 	struct decision *d = tracing();
 
@@ -48,7 +48,7 @@ static struct decision *trace_begin(s32 me, struct cpu_ctx *cctx, u64 now)
 	d->raced = 0;
 	d->nr_probed = 0;
 	d->span = tick_span[bpf_get_smp_processor_id() & (MAX_CPUS - 1)];
-	d->hint = cctx->steal_hint - 1;
+	d->hint = hint;
 	d->throttled = 0;
 	d->local.present = 0;
 	d->global.present = 0;
@@ -103,7 +103,7 @@ static __always_inline void trace_wake(struct task_struct *p, struct task_ctx *t
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
 	struct decision *d;
 
-	if (!trace_decisions || !cctx || !(d = trace_begin(-1, cctx, now)))
+	if (!trace_decisions || !cctx || !(d = trace_begin(-1, cctx, -1, now)))
 		return;
 	d->kind = TRACE_WAKEUP;
 	d->grid_before = grid_before;
@@ -122,7 +122,7 @@ static __always_inline void trace_yield(s32 cpu, struct cpu_ctx *cctx, u64 now, 
 					struct task_struct *queued, struct task_struct *global,
 					u64 key, u64 ran, bool parked, bool yielded)
 {
-	struct decision *d = trace_begin(tick_index(cpu), cctx, now);
+	struct decision *d = trace_begin(tick_index(cpu), cctx, -1, now);
 
 	if (!d)
 		return;

@@ -359,48 +359,33 @@ pub fn place(
     }
 }
 
-/// The CPUs a spill-over could take in one step of the search: an idle
-/// one, and one running other work.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Candidates {
-    pub idle: Option<usize>,
-    pub other_work: Option<usize>,
-}
-
-/// Spill-over, locality first ([`place`] in two steps): the candidates of
-/// the home's NUMA node (an idle CPU, then, for a runner predicted late,
-/// one running other work), then those of the rest of the machine. A CPU
-/// of another node only when the home's has none to give (BPF:
-/// `claim_idle_for()` and `preempt_target()`, near then far).
+/// Spill-over, locality first ([`place`] with the CPUs running other work
+/// looked for in two steps): an idle CPU, nearest first (the kernel's idle
+/// selection looks at the home's LLC, then its node, then the rest; an
+/// idle CPU costs no other task); then, for a runner predicted late, a CPU
+/// running other work in the home's NUMA node (`near_other`), and only
+/// then one elsewhere (`far_other`). BPF: `claim_idle_for()`, then
+/// `preempt_target()` near and far.
+#[allow(clippy::too_many_arguments)]
 pub fn place_near_first(
     policy: Policy,
     now: u64,
     tick_start: u64,
     home: HomeState,
-    near: Candidates,
-    far: Candidates,
+    idle: Option<usize>,
+    near_other: Option<usize>,
+    far_other: Option<usize>,
     overrun: bool,
 ) -> Place {
-    match place(
+    place(
         policy,
         now,
         tick_start,
         home,
-        near.idle,
-        near.other_work,
+        idle,
+        near_other.or(far_other),
         overrun,
-    ) {
-        Place::Home => place(
-            policy,
-            now,
-            tick_start,
-            home,
-            far.idle,
-            far.other_work,
-            overrun,
-        ),
-        p => p,
-    }
+    )
 }
 
 /// Homes move: a tick CPU (allowed by its group) that took the runner is

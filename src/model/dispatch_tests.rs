@@ -819,47 +819,37 @@ fn a_runner_that_would_wait_at_home_starts_elsewhere_at_once() {
 }
 
 #[test]
-fn a_spill_over_stays_in_the_home_node_while_it_has_a_cpu_to_give() {
+fn a_spill_over_takes_an_idle_cpu_then_other_work_in_the_home_node_first() {
     let busy = HomeState {
         wait: 20 * MS,
         runs_runner: true,
     };
-    let near = |idle, other_work| Candidates { idle, other_work };
-    let far = near(Some(9), Some(10));
-    // late (it waits 20 ms at home): a node CPU running other work beats an idle one elsewhere
+    // late (it waits 20 ms at home): an idle CPU, wherever the nearest is
     assert_eq!(
-        place_near_first(POLICY, NOW, NOW, busy, near(None, Some(2)), far, false),
+        place_near_first(POLICY, NOW, NOW, busy, Some(9), Some(2), Some(10), false),
+        Place::Idle(9)
+    );
+    // none idle: other work in the home's node before other work elsewhere
+    assert_eq!(
+        place_near_first(POLICY, NOW, NOW, busy, None, Some(2), Some(10), false),
         Place::Preempt(2)
     );
     assert_eq!(
-        place_near_first(POLICY, NOW, NOW, busy, near(Some(3), Some(2)), far, false),
-        Place::Idle(3)
+        place_near_first(POLICY, NOW, NOW, busy, None, None, Some(10), false),
+        Place::Preempt(10)
     );
-    // nothing in the node: the rest of the machine
-    assert_eq!(
-        place_near_first(POLICY, NOW, NOW, busy, near(None, None), far, false),
-        Place::Idle(9)
-    );
-    // not late: idle CPUs only, near first
+    // not late: idle CPUs only
     let short = HomeState {
         wait: MS,
         runs_runner: true,
     };
     assert_eq!(
-        place_near_first(POLICY, NOW, NOW, short, near(None, Some(2)), far, false),
-        Place::Idle(9)
+        place_near_first(POLICY, NOW, NOW, short, None, Some(2), Some(10), false),
+        Place::Home
     );
     // overrun work preempts nobody, near or far
     assert_eq!(
-        place_near_first(
-            POLICY,
-            NOW,
-            NOW,
-            busy,
-            near(None, Some(2)),
-            near(None, Some(10)),
-            true
-        ),
+        place_near_first(POLICY, NOW, NOW, busy, None, Some(2), Some(10), true),
         Place::Home
     );
 }

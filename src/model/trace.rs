@@ -184,7 +184,7 @@ pub fn replay_one(d: &decision, model: Model) -> Result<(), String> {
     };
     let me = usize::try_from(d.me).ok();
     let probed = &d.probed[..(d.nr_probed as usize).min(MAX_PROBES)];
-    let looked = Cell::new(0usize);
+    let looked = std::cell::RefCell::new(Vec::new());
     let unseen = Cell::new(None);
     let heads = |i: usize| {
         if Some(i) == me {
@@ -196,7 +196,7 @@ pub fn replay_one(d: &decision, model: Model) -> Result<(), String> {
                 _ => h,
             });
         }
-        looked.set(looked.get() + 1);
+        looked.borrow_mut().push(i);
         match probed.iter().find(|h| h.queue as usize == i) {
             Some(h) => head(h),
             None => {
@@ -246,14 +246,12 @@ pub fn replay_one(d: &decision, model: Model) -> Result<(), String> {
         ));
     }
     // a raced pick ran later steps too: its cursor and probes are not the decision's
-    if d.raced == 0 && (rr != d.rr_after || looked.get() != probed.len()) {
+    let looked = looked.into_inner();
+    let bpf_order: Vec<usize> = probed.iter().map(|h| h.queue as usize).collect();
+    if d.raced == 0 && (rr != d.rr_after || looked != bpf_order) {
         return Err(format!(
-            "{at} at {}: steal cursor {} -> {} after {} probes in BPF, -> {rr} after {} in the model",
-            d.now,
-            d.rr_before,
-            d.rr_after,
-            probed.len(),
-            looked.get()
+            "{at} at {}: steal cursor {} -> {} after probes {bpf_order:?} in BPF, -> {rr} after {looked:?} in the model",
+            d.now, d.rr_before, d.rr_after,
         ));
     }
     Ok(())
@@ -421,6 +419,11 @@ mod tests {
         d.nr_probed = 1;
         let e = replay_one(&d, Model::AsIs).unwrap_err();
         assert!(e.contains("BPF did not"), "{e}");
+        // the same queues looked at in another order
+        let mut d = recorded(None, None, &[None, None, None]);
+        d.probed.swap(0, 1);
+        let e = replay_one(&d, Model::AsIs).unwrap_err();
+        assert!(e.contains("after probes [1, 0, 2]"), "{e}");
         // another cursor
         let mut d = recorded(None, None, &[None, None, None]);
         d.rr_after += 1;

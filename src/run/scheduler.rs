@@ -259,7 +259,12 @@ impl<'a> Scheduler<'a> {
         // CPU's LLC, then its node, then the rest. machine.cpus: the
         // online ones, so no offline CPU is ever a spill-over's target.
         let (tick_order, tick_spans) = locality::near_order(&machine, &plan.tick_cpus);
-        let online: Vec<usize> = machine.cpus.iter().map(|c| c.id).collect();
+        let online: Vec<usize> = machine
+            .cpus
+            .iter()
+            .map(|c| c.id)
+            .filter(|&c| c < MAX_CPUS)
+            .collect();
         let (cpu_order, cpu_spans) = locality::near_order(&machine, &online);
         rodata.nr_tick_cpus = tick_order.len() as u32;
         for (i, &cpu) in tick_order.iter().enumerate() {
@@ -267,7 +272,7 @@ impl<'a> Scheduler<'a> {
             rodata.tick_index_plus1[cpu] = i as u32 + 1;
         }
         rodata.nr_cpu_order = cpu_order.len() as u32;
-        for (i, &cpu) in cpu_order.iter().enumerate().filter(|(_, c)| **c < MAX_CPUS) {
+        for (i, &cpu) in cpu_order.iter().enumerate() {
             rodata.cpu_order[i] = cpu as i32;
             rodata.cpu_pos_plus1[cpu] = i as u32 + 1;
         }
