@@ -198,27 +198,15 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 }
 
 /*
- * A CPU near @near running other work that @p may preempt: @self first if
- * given and on @near's node (a wake-up handled there: another CPU would
- * need an IPI, and in a guest the vCPU it wakes may first wait for a host
- * core), else the nearest (locality order: @near's LLC, node, the rest;
- * equally near ones by turns), within @near's node unless @far. Never
- * @near itself (the home, busy with runners), nor this CPU otherwise:
- * between two tasks it looks free, and a runner put at the head of its
- * local queue would overtake the EDF queue for good. Looks at most
- * MAX_PROBES * 2 CPUs; -1 when none of them is free.
+ * The nearest CPU @p may preempt among up to MAX_PROBES * 2 around @near:
+ * within @near's node, or (@far) past it, the node's CPUs skipped. Never
+ * @here (between two tasks it looks free). -1: none.
  */
-static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now, bool far)
+static s32 free_near(struct task_struct *p, s32 near, u32 here, u64 now, bool far)
 {
-	u32 here = bpf_get_smp_processor_id(), skip, i;
+	u32 skip = far && node_size(near) ? node_size(near) - 1 : 0, i;
 	s32 c;
 
-	if (SCX_TICK_BREAK_NOSTEAL)
-		return -1;
-	if (self >= 0 && self != near && node_of(self) == node_of(near) && free_for_runner(p, self, now))
-		return self;
-	/* the far step starts past the node's CPUs, which the near step looked at */
-	skip = far && node_size(near) ? node_size(near) - 1 : 0;
 	bpf_for(i, 0, MAX_PROBES * 2) {
 		c = near_cpu(near, here, skip + i);
 		if (c < 0 || (!far && node_of(c) != node_of(near)))
@@ -230,12 +218,35 @@ static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now, bo
 	return -1;
 }
 
+/*
+ * A CPU near @near running other work that @p may preempt: @self first if
+ * given and on @near's node (a wake-up handled there: another CPU would
+ * need an IPI, and in a guest the vCPU it wakes may first wait for a host
+ * core), else the nearest (locality order: @near's LLC, node, the rest;
+ * equally near ones by turns), in @near's node before any elsewhere. Never
+ * @near itself (the home, busy with runners), nor this CPU otherwise:
+ * between two tasks it looks free, and a runner put at the head of its
+ * local queue would overtake the EDF queue for good. -1 when none is free.
+ */
+static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
+{
+	u32 here = bpf_get_smp_processor_id();
+	s32 c;
+
+	if (SCX_TICK_BREAK_NOSTEAL)
+		return -1;
+	if (self >= 0 && self != near && node_of(self) == node_of(near) && free_for_runner(p, self, now))
+		return self;
+	c = free_near(p, near, here, now, false);
+	return c >= 0 ? c : free_near(p, near, here, now, true);
+}
+
 /* Spill-over onto another CPU near @near running other work, which is preempted. */
-static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags, bool far)
+static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
 {
 	s32 self = (enq_flags & SCX_ENQ_WAKEUP) ? bpf_get_smp_processor_id() : -1;
 	u64 now = clock_now();
-	s32 best = preempt_target(p, near, self, now, far);
+	s32 best = preempt_target(p, near, self, now);
 
 	if (best < 0)
 		return false;
@@ -319,7 +330,6 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	u64 slice = group_deadline(tctx->group), wait;
 	bool must_spill, late;
 	s32 home, cpu, spilled;
-	u32 far;
 
 	if (!tctx->in_tick) {
 		struct proc_tick *pt = proc_tick_of(p, tctx->group);
@@ -352,8 +362,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	if (!can_run_on_tick_cpu(p)) {
 		cpu = scx_bpf_task_cpu(p);
 		spilled = spill_idle(p, tctx, cpu, enq_flags);
-		if (spilled > 0 || (!spilled && (spill_preempt(p, tctx, cpu, enq_flags, false) ||
-						 spill_preempt(p, tctx, cpu, enq_flags, true))))
+		if (spilled > 0 || (!spilled && spill_preempt(p, tctx, cpu, enq_flags)))
 			return;
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
 		return;
@@ -384,14 +393,9 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	spilled = must_spill ? spill_idle(p, tctx, home, enq_flags) : 0;
 	if (spilled > 0)
 		return;
-	/* other work is preempted in the home's node first, then elsewhere */
-	bpf_for(far, 0, 2) {
-		if (spilled || !late)
-			break;
-		if (spill_preempt(p, tctx, home, enq_flags, far)) {
-			count_stolen(tctx);
-			return;
-		}
+	if (!spilled && late && spill_preempt(p, tctx, home, enq_flags)) {
+		count_stolen(tctx);
+		return;
 	}
 	scx_bpf_dsq_insert_vtime(p, home, slice, queue_key(tctx), enq_flags);
 	kick_home(home, tctx, now, enq_flags);
@@ -412,10 +416,9 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
  */
 static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 prev_cpu)
 {
-	s32 home = work_stealing ? runner_home(p, tctx) : -1, cpu = -1;
+	s32 home = work_stealing ? runner_home(p, tctx) : -1, cpu;
 	u64 now, key, wait, flags = 0;
 	bool late;
-	u32 far;
 
 	tctx->wake_prev = prev_cpu;
 	tctx->spill_stolen = false;
@@ -433,18 +436,16 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	cpu = claim_idle_for(p, home, prev_cpu);
 	if (cpu == home)
 		return home;
-	/* none idle: other work is preempted in the home's node first, then elsewhere */
-	bpf_for(far, 0, 2) {
-		if (cpu >= 0 || !late)
-			break;
-		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now, far);
-		if (cpu >= 0) {
-			flags = SCX_ENQ_PREEMPT;
-			tctx->spill_stolen = true;
-		}
+	if (cpu < 0) {
+		/* none idle: other work is preempted, in the home's node first */
+		if (!late)
+			return home;
+		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now);
+		if (cpu < 0)
+			return home;
+		flags = SCX_ENQ_PREEMPT;
+		tctx->spill_stolen = true;
 	}
-	if (cpu < 0)
-		return home;
 	tctx->runner = true;
 	reserve(cpu, tctx, key, now);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, group_deadline(tctx->group), flags);

@@ -83,6 +83,8 @@ static void arm_steal_timer(u32 key, u64 tick_start, u64 now)
 	}
 }
 
+static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now); /* placement.bpf.c */
+
 /*
  * Claim and wake an idle CPU that @p may run on, to take it from @near's
  * queue (a tick CPU, -1: the global queue): the idle tick CPUs nearest
@@ -96,7 +98,7 @@ static bool kick_idle_for(struct task_struct *p, s32 near, u64 now)
 {
 	struct bpf_cpumask *tick = tick_cpumask, *other = other_cpumask;
 	struct cpu_ctx *cctx;
-	s32 cpu = -1, c;
+	s32 cpu = -1, preempt = -1, c;
 	u32 k;
 
 	if (near >= 0) {
@@ -118,16 +120,14 @@ static bool kick_idle_for(struct task_struct *p, s32 near, u64 now)
 			if (c < 0 || node_of(c) != node_of(near))
 				break;
 			STAT_INC(probes);
-			cctx = lookup_cpu_ctx(c);
-			if (cctx && !cctx->running_tick && !in_share(cctx, now) && !other_owed(cctx, now) &&
-			    scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | c) <= 0 &&
-			    bpf_cpumask_test_cpu(c, p->cpus_ptr)) {
-				cctx->steal_hint = tick_index(near) + 1;
-				scx_bpf_kick_cpu(c, SCX_KICK_PREEMPT);
-				return true;
+			if (free_for_runner(p, c, now)) {
+				preempt = c;
+				break;
 			}
 		}
 	}
+	if (preempt >= 0)
+		cpu = preempt;
 	if (cpu < 0 && tick)
 		cpu = scx_bpf_pick_idle_cpu(cast_mask(tick), 0);
 	if (cpu < 0 && other)
@@ -137,7 +137,7 @@ static bool kick_idle_for(struct task_struct *p, s32 near, u64 now)
 	if (near >= 0 && (cctx = lookup_cpu_ctx(cpu)))
 		cctx->steal_hint = tick_index(near) + 1;
 	/* always kick what was claimed: a claimed CPU that is not kicked sleeps on */
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	scx_bpf_kick_cpu(cpu, preempt >= 0 ? SCX_KICK_PREEMPT : SCX_KICK_IDLE);
 	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 }
 

@@ -274,7 +274,8 @@ static s32 tick_index(s32 cpu)
 	return (s32)tick_index_plus1[c & (MAX_CPUS - 1)] - 1;
 }
 
-static u32 llc_of(u32 cpu)
+/* @cpu's entry of a per-CPU rodata table, 0 past MAX_CPUS. */
+static u32 per_cpu_u32(const volatile u32 *table, u32 cpu)
 {
 	u32 c;
 
@@ -283,19 +284,17 @@ static u32 llc_of(u32 cpu)
 	/* keep the mask: clang drops it after the bound check, the verifier needs it */
 	c = cpu & (MAX_CPUS - 1);
 	barrier_var(c);
-	return cpu_llc[c];
+	return table[c];
+}
+
+static u32 llc_of(u32 cpu)
+{
+	return per_cpu_u32(cpu_llc, cpu);
 }
 
 static u32 node_of(u32 cpu)
 {
-	u32 c;
-
-	if (cpu >= MAX_CPUS)
-		return 0;
-	/* keep the mask: clang drops it after the bound check, the verifier needs it */
-	c = cpu & (MAX_CPUS - 1);
-	barrier_var(c);
-	return cpu_node[c];
+	return per_cpu_u32(cpu_node, cpu);
 }
 
 /*

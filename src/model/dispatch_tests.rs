@@ -418,17 +418,20 @@ fn behind(h: Option<Head>, ahead: u64) -> Option<Head> {
     h.map(|h| Head { ahead, ..h })
 }
 
-fn flat(nr: usize) -> Search {
-    Search::flat(nr)
-}
-
 /// Poll tick CPU 0 of `queues.len()` with the given queues.
 fn poll_with(policy: Policy, queues: &[Option<Head>], global: Option<Head>) -> Pick {
     let mut rr = 0;
     let nr = queues.len();
-    poll(policy, NOW, 0, nr, &mut rr, flat(nr), global, &|i| {
-        queues[i]
-    })
+    poll(
+        policy,
+        NOW,
+        0,
+        nr,
+        &mut rr,
+        Search::flat(nr),
+        global,
+        &|i| queues[i],
+    )
 }
 
 #[test]
@@ -523,7 +526,7 @@ fn stealing_off_never_steals() {
     assert_eq!(poll_with(off, &[None, theirs, theirs], None), Pick::Nothing);
     let mut rr = 0;
     assert_eq!(
-        poll_spill(off, NOW, 2, &mut rr, flat(2), None, &|_| theirs),
+        poll_spill(off, NOW, 2, &mut rr, Search::flat(2), None, &|_| theirs),
         Pick::Nothing
     );
 }
@@ -546,15 +549,23 @@ fn a_busy_cpu_looks_at_one_candidate_an_idle_one_at_more() {
     // Candidate order from rr=0 for CPU 0 of 4 in one LLC: 1, 2, 3, 1, ...
     let queues = [mine, None, None, stealable];
     let mut rr = 0;
-    let p = poll(POLICY, NOW, 0, 4, &mut rr, flat(4), None, &|i| queues[i]);
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, Search::flat(4), None, &|i| {
+        queues[i]
+    });
     assert_eq!(p, Pick::Local, "busy: only CPU 1 was looked at");
-    let p = poll(POLICY, NOW, 0, 4, &mut rr, flat(4), None, &|i| queues[i]);
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, Search::flat(4), None, &|i| {
+        queues[i]
+    });
     assert_eq!(p, Pick::Local, "then CPU 2");
-    let p = poll(POLICY, NOW, 0, 4, &mut rr, flat(4), None, &|i| queues[i]);
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, Search::flat(4), None, &|i| {
+        queues[i]
+    });
     assert_eq!(p, Pick::Steal(3), "the third poll looks at CPU 3");
     let idle = [None, None, None, stealable];
     let mut rr = 0;
-    let p = poll(POLICY, NOW, 0, 4, &mut rr, flat(4), None, &|i| idle[i]);
+    let p = poll(POLICY, NOW, 0, 4, &mut rr, Search::flat(4), None, &|i| {
+        idle[i]
+    });
     assert_eq!(p, Pick::Steal(3), "idle: keeps looking until it finds one");
 }
 
@@ -563,7 +574,7 @@ fn probes_per_poll_are_bounded_whatever_the_machine() {
     for nr in [2, 9, 64, 1024] {
         let looked = std::cell::Cell::new(0);
         let mut rr = 0;
-        let p = poll(POLICY, NOW, 0, nr, &mut rr, flat(nr), None, &|i| {
+        let p = poll(POLICY, NOW, 0, nr, &mut rr, Search::flat(nr), None, &|i| {
             if i != 0 {
                 looked.set(looked.get() + 1);
             }
@@ -572,7 +583,7 @@ fn probes_per_poll_are_bounded_whatever_the_machine() {
         assert_eq!(p, Pick::Nothing);
         assert!(looked.get() <= MAX_PROBES, "{nr} CPUs: {}", looked.get());
         let looked = std::cell::Cell::new(0);
-        poll_spill(POLICY, NOW, nr, &mut rr, flat(nr), None, &|_| {
+        poll_spill(POLICY, NOW, nr, &mut rr, Search::flat(nr), None, &|_| {
             looked.set(looked.get() + 1);
             None
         });
@@ -588,7 +599,7 @@ fn equally_near_candidates_are_visited_equally_and_never_itself() {
             looked.set(looked.get().or(Some(i)));
             None
         };
-        steal_round(POLICY, NOW, me, nr, 1, rr, flat(nr), &heads);
+        steal_round(POLICY, NOW, me, nr, 1, rr, Search::flat(nr), &heads);
         looked.get()
     };
     for nr in 2..9 {
@@ -623,7 +634,7 @@ fn a_steal_timers_queue_is_looked_at_first_and_a_throttled_search_looks_once() {
     };
     let hinted = Search {
         hint: Some(5),
-        ..flat(6)
+        ..Search::flat(6)
     };
     let mut rr = 0;
     assert_eq!(
@@ -634,7 +645,7 @@ fn a_steal_timers_queue_is_looked_at_first_and_a_throttled_search_looks_once() {
     looked.borrow_mut().clear();
     let throttled = Search {
         throttled: true,
-        ..flat(6)
+        ..Search::flat(6)
     };
     assert_eq!(
         steal_round(POLICY, NOW, Some(0), 6, 5, &mut 0, throttled, &heads),
@@ -645,7 +656,7 @@ fn a_steal_timers_queue_is_looked_at_first_and_a_throttled_search_looks_once() {
     // a hint is never looked at twice, and never its own queue
     let own = Search {
         hint: Some(0),
-        ..flat(6)
+        ..Search::flat(6)
     };
     steal_round(POLICY, NOW, Some(0), 6, 5, &mut 0, own, &heads);
     assert_eq!(*looked.borrow(), vec![1, 2, 3, 4, 5]);
@@ -725,16 +736,18 @@ fn a_non_tick_cpu_takes_only_late_runners() {
     let predicted_late = behind(fresh, 20 * MS);
     let mut rr = 0;
     assert_eq!(
-        poll_spill(POLICY, NOW, 2, &mut rr, flat(2), late, &|_| None),
+        poll_spill(POLICY, NOW, 2, &mut rr, Search::flat(2), late, &|_| None),
         Pick::Global
     );
     assert_eq!(
-        poll_spill(POLICY, NOW, 2, &mut rr, flat(2), fresh, &|_| fresh),
+        poll_spill(POLICY, NOW, 2, &mut rr, Search::flat(2), fresh, &|_| fresh),
         Pick::Nothing,
         "nobody is late: other work runs"
     );
     let queues = [None, predicted_late];
-    let p = poll_spill(POLICY, NOW, 2, &mut rr, flat(2), fresh, &|i| queues[i]);
+    let p = poll_spill(POLICY, NOW, 2, &mut rr, Search::flat(2), fresh, &|i| {
+        queues[i]
+    });
     assert_eq!(p, Pick::Steal(1));
 }
 
@@ -1057,10 +1070,12 @@ fn exhaustive_order_properties() {
                                 }
                             };
                             let mut rr = 0;
-                            let pick = poll(policy, NOW, 0, nr, &mut rr, flat(nr), g, &seen);
+                            let pick =
+                                poll(policy, NOW, 0, nr, &mut rr, Search::flat(nr), g, &seen);
                             check(policy, l, g, seen(nr - 1), pick, nr);
                             let mut rr = 0;
-                            let spill = poll_spill(policy, NOW, nr, &mut rr, flat(nr), g, &seen);
+                            let spill =
+                                poll_spill(policy, NOW, nr, &mut rr, Search::flat(nr), g, &seen);
                             check_spill(policy, g, &seen, spill, nr);
                             cases += 2;
                         }
@@ -1122,7 +1137,7 @@ fn check(policy: Policy, l: Option<Head>, g: Option<Head>, v: Option<Head>, pick
 /// A busy CPU looks at one candidate, the nearest first: was that the
 /// stealable queue, and was it passed over?
 fn looked_at_and_missed(policy: Policy, v: Option<Head>, nr: usize) -> bool {
-    let first = crate::model::locality::nth_near(nr, flat(nr).span, Some(0), 0, 0);
+    let first = crate::model::locality::nth_near(nr, Search::flat(nr).span, Some(0), 0, 0);
     policy.work_stealing && first == Some(nr - 1) && stealable(v)
 }
 

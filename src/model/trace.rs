@@ -343,25 +343,16 @@ mod tests {
             h
         };
         let mut rr = 0;
-        let span = Span {
-            llc_lo: 0,
-            llc_hi: nr as u16,
-            node_lo: 0,
-            node_hi: nr as u16,
-        };
-        let search = Search {
-            span,
-            ..Search::default()
-        };
+        let search = Search::flat(nr);
         let pick = match me {
             Some(m) => dispatch::poll(policy, now, m, nr, &mut rr, search, None, &heads),
             None => dispatch::poll_spill(policy, now, nr, &mut rr, search, None, &heads),
         };
         d.span = crate::bpf::intf::span {
-            llc_lo: 0,
-            llc_hi: nr as u16,
-            node_lo: 0,
-            node_hi: nr as u16,
+            llc_lo: search.span.llc_lo,
+            llc_hi: search.span.llc_hi,
+            node_lo: search.span.node_lo,
+            node_hi: search.span.node_hi,
         };
         d.hint = -1;
         d.now = now;
