@@ -57,6 +57,9 @@
 #ifndef SCX_TICK_BREAK_THREADTICKS
 #define SCX_TICK_BREAK_THREADTICKS 0 /* threadticks: tick = "process" ignored: each thread has its own ticks */
 #endif
+#ifndef SCX_TICK_BREAK_NOHELPERS
+#define SCX_TICK_BREAK_NOHELPERS 0 /* nohelpers: a process's light threads start and split its ticks like its stepping ones */
+#endif
 #ifndef SCX_TICK_BREAK_NOINHERIT
 #define SCX_TICK_BREAK_NOINHERIT 0 /* noinherit: a thread joining its process's tick keeps its own deadline (wake-up + deadline) */
 #endif

@@ -13,7 +13,8 @@
  *     earlier one continues the tick in progress (a runner blocked
  *     mid-tick keeps its deadline). A new deadline hint starts one too. In
  *     a tick = "process" group the threads of a process share one tick
- *     (struct proc_tick), and its wake-up after a quiet spell starts one.
+ *     (struct proc_tick), and its wake-up after a quiet spell starts one;
+ *     its helpers (threads of little CPU time) only join the tick.
  *
  *  3. A tick's deadline is its start (its grid point, if later) plus the
  *     group's relative deadline, or the deadline hint the runner published

@@ -337,22 +337,15 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 		/*
 		 * became a runner while runnable, or a new thread: its tick
 		 * starts now, off the grid (its first wake-up starts the
-		 * next). A process's thread joins the process's tick in
-		 * progress, or has a tick of its own off the grid, not
-		 * counted: a thread's start does not set the process's grid
-		 * (a server's threads start at start-up, its ticks later; a
-		 * grid set at start-up gave the first ticks early deadlines).
+		 * next). A process's thread joins the process's tick: a
+		 * thread's start does not set the process's grid.
 		 */
 		if (!pt) {
 			start_tick(p, tctx, now, 0);
 		} else {
-			proc_awake(p, tctx, pt, now);
-			if (pt->grid && pt->deadline_grid == pt->grid && time_before(now, pt->deadline)) {
-				proc_tick_join(tctx, pt, now, now + group_deadline(tctx->group));
-			} else {
-				learn_mspt(tctx);
-				set_tick(tctx, now, 0, now + group_deadline(tctx->group));
-			}
+			if (!proc_helper(p, tctx, pt, now))
+				proc_awake(p, tctx, pt, now);
+			proc_join(tctx, pt, now);
 		}
 	}
 	tctx->runner = true;

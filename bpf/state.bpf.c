@@ -167,7 +167,8 @@ struct {
  * The tick of a process in a tick = "process" group: one tick per step of
  * a server whose loop spans threads (a clock, a loop, helpers). Its
  * threads share it: the first wake-up on a new grid point starts it, the
- * others join it with its deadline; it is counted, and missed, once.
+ * others join it with its deadline (helpers, proc_helper(), only join);
+ * it is counted, and missed, once.
  * Threads of one process on several CPUs update it at once: the start of
  * a tick and its miss are claimed by compare-and-swap. Keyed by group <<
  * 32 | tgid. Mirrors dispatch::ProcessTick.
@@ -177,8 +178,11 @@ struct proc_tick {
 	u64 deadline;
 	u64 deadline_grid;  /* the tick @deadline belongs to (a start in progress on another CPU) */
 	u64 missed_grid;    /* the last tick whose miss was counted */
-	s64 busy;           /* its threads awake (runnable or running) */
+	s64 busy;           /* its stepping threads awake (runnable or running) */
 	u64 idle_since;     /* when the last of them went to sleep */
+	u64 heavy;          /* the MSPT of its heaviest thread (proc_helper()) */
+	u64 heavy_at;       /* when that thread last woke */
+	u32 heavy_tid;
 };
 
 struct {

@@ -296,6 +296,26 @@ static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 star
 }
 
 /*
+ * @tctx joins its process's tick in progress at @now, or, with none in
+ * progress (none yet, or past its deadline), has a tick of its own off the
+ * grid, not counted: a helper waking between steps, a new thread (a
+ * server's threads start at start-up, its steps later: a grid set at
+ * start-up gave the first ticks early deadlines). Mirrors
+ * dispatch::ProcessTick::join().
+ */
+static void proc_join(struct task_ctx *tctx, struct proc_tick *pt, u64 now)
+{
+	u64 deadline = now + group_deadline(tctx->group);
+
+	if (pt->grid && pt->deadline_grid == pt->grid && time_before(now, pt->deadline)) {
+		proc_tick_join(tctx, pt, now, deadline);
+		return;
+	}
+	learn_mspt(tctx);
+	set_tick(tctx, now, 0, deadline);
+}
+
+/*
  * A thread @p of its process tick @pt is awake from @now on.
  * Returns whether it woke the process after a quarter period or more
  * asleep in all: between the steps of a tick server (its step is a busy
@@ -310,6 +330,32 @@ static bool proc_awake(struct task_struct *p, struct task_ctx *tctx, struct proc
 	if (__sync_fetch_and_add(&pt->busy, 1) > 0)
 		return false;
 	return elapsed(now, pt->idle_since) >= group_period(tctx->group) / 4;
+}
+
+/*
+ * Is @p, waking at @now, a helper of its process's step: a thread whose
+ * usual CPU time per tick is under an eighth of the heaviest thread's (a
+ * main thread's housekeeping, a connection thread's send, a clock)?
+ * Helpers join the tick in progress, with its deadline, but neither start
+ * a tick nor end the quiet spell between steps: minetest's main and
+ * connection threads wake about every 50 ms on clocks of their own beside
+ * a step loop that ran every 60 ms in a loaded guest, and their wake-ups
+ * started ticks too: 1.22 ticks per step. The heaviest thread is noted as
+ * it wakes; not seen for 4 periods (paused, exited), the next thread to
+ * wake takes its place. Mirrors dispatch::ProcessTick::helper().
+ */
+static bool proc_helper(struct task_struct *p, struct task_ctx *tctx, struct proc_tick *pt, u64 now)
+{
+	u32 tid = p->pid;
+
+	if (tid == pt->heavy_tid || tctx->mspt >= pt->heavy ||
+	    elapsed(now, pt->heavy_at) > 4 * group_period(tctx->group)) {
+		pt->heavy = tctx->mspt;
+		pt->heavy_tid = tid;
+		pt->heavy_at = now;
+		return false;
+	}
+	return tctx->mspt * 8 < pt->heavy && !SCX_TICK_BREAK_NOHELPERS;
 }
 
 /* A thread counted busy by proc_awake() goes to sleep at @now. */
@@ -437,9 +483,13 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 		return;
 	}
 	if ((pt = proc_tick_of(p, tctx->group))) {
-		bool fresh = proc_awake(p, tctx, pt, now);
-
-		before = proc_wake(tctx, pt, now, fresh, &grid, &done);
+		if (proc_helper(p, tctx, pt, now)) {
+			before = pt->grid;
+			proc_join(tctx, pt, now);
+			trace_wake(p, tctx, now, before, 0, false, false);
+			return;
+		}
+		before = proc_wake(tctx, pt, now, proc_awake(p, tctx, pt, now), &grid, &done);
 		trace_wake(p, tctx, now, before, grid, done, false);
 		return;
 	}

@@ -550,9 +550,11 @@ pub fn step_grid(from: u64, period: u64, now: u64) -> u64 {
 /// eighth per tick, stayed up to 30 ms off the steps for a second, and
 /// `vm/stats_follow_the_period_grid` counted 7-12 misses for 2). The
 /// thread that starts a tick counts it, the others join it and work to
-/// its deadline; a miss is counted once, whichever thread is late.
+/// its deadline; a miss is counted once, whichever thread is late. Its
+/// helpers (threads of little CPU time, [`helper`]) only join.
 ///
 /// [`awake`]: ProcessTick::awake
+/// [`helper`]: ProcessTick::helper
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessTick {
     /// Where its tick in progress started on the grid (None: none yet).
@@ -560,12 +562,55 @@ pub struct ProcessTick {
     pub deadline: u64,
     /// The last tick whose miss was counted.
     pub missed_grid: u64,
-    /// Its threads awake (runnable or running), and since when none is.
+    /// Its stepping threads awake (runnable or running), and since when
+    /// none is.
     pub busy: u64,
     pub idle_since: u64,
+    /// The MSPT of its heaviest thread, that thread, and when it last woke.
+    pub heavy: u64,
+    pub heavy_tid: u32,
+    pub heavy_at: u64,
 }
 
 impl ProcessTick {
+    /// Thread `tid`, whose ticks usually take `mspt` of CPU time, wakes at
+    /// `now` (BPF: `proc_helper()`): is it a helper of the step, under an
+    /// eighth of the heaviest thread's CPU time (a main thread's
+    /// housekeeping, a connection thread's send, a clock)? A helper joins
+    /// the tick in progress ([`join`]), never starts one, and is not
+    /// counted [`awake`]: minetest's main and connection threads wake about
+    /// every 50 ms on clocks of their own beside a step loop that ran every
+    /// 60 ms in a loaded guest, and their wake-ups started ticks too (1.22
+    /// ticks per step). The heaviest thread is noted as it wakes; not seen
+    /// for 4 periods (paused, exited), the next thread to wake takes its
+    /// place.
+    ///
+    /// [`join`]: ProcessTick::join
+    /// [`awake`]: ProcessTick::awake
+    pub fn helper(&mut self, tid: u32, mspt: u64, now: u64, period: u64) -> bool {
+        if tid == self.heavy_tid
+            || mspt >= self.heavy
+            || now.saturating_sub(self.heavy_at) > 4 * period
+        {
+            self.heavy = mspt;
+            self.heavy_tid = tid;
+            self.heavy_at = now;
+            return false;
+        }
+        mspt * 8 < self.heavy
+    }
+
+    /// A helper, or a new thread, at `now` (BPF: `proc_join()`): the tick
+    /// in progress and its deadline, or with none in progress (none yet,
+    /// or past its deadline) a tick of its own off the grid (`None`), due
+    /// `rel_deadline` later, not counted.
+    pub fn join(&self, rel_deadline: u64, now: u64) -> (Option<u64>, u64) {
+        match self.grid {
+            Some(grid) if now < self.deadline => (Some(grid), self.deadline),
+            _ => (None, now + rel_deadline),
+        }
+    }
+
     /// A thread is awake from `now` on (BPF: `proc_awake()`): did it wake
     /// the process after a quarter period or more asleep in all?
     pub fn awake(&mut self, now: u64, period: u64) -> bool {

@@ -325,6 +325,78 @@ fn a_process_tick_is_one_per_period_whatever_its_threads_do() {
 }
 
 #[test]
+fn a_process_helpers_join_its_steps_and_split_none() {
+    // minetest in a loaded guest: its step loop (thread 1) works 25 ms,
+    // then waits out the step, one every 60 ms (off the 50 ms grid); its
+    // main thread (2) and a connection thread (3) wake every 50 ms on
+    // clocks of their own and work 50 us
+    const P: u64 = 50_000_000;
+    const MS: u64 = 1_000_000;
+    let mut rnd = xorshift(0x1234_5678_u64);
+    let base = 1_000 * P;
+    let mspt = [0, 25 * MS, MS / 20, MS / 20];
+    // (when, thread, wakes (else sleeps))
+    let mut events = Vec::new();
+    for t in 0..200u64 {
+        let step = base + t * 60 * MS + rnd(2 * MS);
+        events.push((step, 1, true));
+        events.push((step + mspt[1], 1, false));
+        for (thread, phase) in [(2, 7 * MS), (3, 31 * MS)] {
+            let at = base + t * P + phase + rnd(MS);
+            events.push((at, thread, true));
+            events.push((at + mspt[thread], thread, false));
+        }
+    }
+    events.sort();
+    let steps = |helpers: bool| {
+        let mut pt = ProcessTick::default();
+        let mut own: [Option<(u64, u64)>; 4] = [None; 4];
+        let mut counted = [false; 4];
+        let (mut ticks, mut worst) = (0u64, 0u64);
+        for &(now, thread, wakes) in &events {
+            if !wakes {
+                if std::mem::take(&mut counted[thread]) {
+                    pt.asleep(now);
+                }
+                continue;
+            }
+            if pt.helper(thread as u32, mspt[thread], now, P) && helpers {
+                let (grid, deadline) = pt.join(P, now);
+                own[thread] = grid.map(|g| (g, deadline));
+                continue;
+            }
+            counted[thread] = true;
+            let fresh = pt.awake(now, P);
+            let mine = own[thread].map(|(g, d)| (g, d, true));
+            let (grid, deadline, started) = pt.wake(P, P, now, mine, fresh);
+            own[thread] = Some((grid, deadline));
+            ticks += started as u64;
+            // the step's deadline: a period after it starts
+            if thread == 1 && now > base + P {
+                worst = worst.max(deadline.abs_diff(now + P));
+            }
+        }
+        (ticks, worst)
+    };
+    let (ticks, worst) = steps(true);
+    assert!((199..=201).contains(&ticks), "{ticks} ticks for 200 steps");
+    assert!(worst <= 2 * MS, "a step's deadline {worst} ns off its start's");
+    // the helpers' wake-ups starting ticks too: more ticks than steps
+    let (ticks, _) = steps(false);
+    assert!(ticks >= 220, "{ticks} ticks for 200 steps without helpers");
+    // a helper joins the tick in progress, or past its deadline has one
+    // of its own off the grid
+    let mut pt = ProcessTick::default();
+    assert!(!pt.helper(1, 20 * MS, 7 * P, P));
+    assert!(pt.helper(2, 2 * MS, 7 * P, P) && !pt.helper(3, 3 * MS, 7 * P, P));
+    let (grid, deadline, _) = pt.wake(P, P, 7 * P, None, false);
+    assert_eq!(pt.join(P, 7 * P + MS), (Some(grid), deadline));
+    assert_eq!(pt.join(P, deadline + MS), (None, deadline + MS + P));
+    // the heaviest thread gone for 4 periods: the next to wake takes its place
+    assert!(!pt.helper(2, 2 * MS, 7 * P + 4 * P + 1, P));
+}
+
+#[test]
 fn a_process_step_is_a_busy_spell_of_its_threads() {
     // tickload's process case: 3 threads leave a start-up barrier
     // 20 ms before the first step, then wake at each step (a timer,
