@@ -14,7 +14,9 @@
 # others, which no guest scheduler sees) and the CPUs the hogs got (their
 # /proc/PID/stat times), and scx_tick's ticks and misses against
 # the servers' steps and late steps (not asserted, docs/benchmarks.md
-# "Real servers").
+# "Real servers"), and that scx_tick counts one tick per server step
+# (within 10 %).
+# Catches: nohelpers
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/servers/minetest.sh"
 trap 'mt_stop_all; cleanup' EXIT
@@ -29,7 +31,7 @@ phase() { # NAME: SECS seconds, then the servers' steps and late steps
   measure_window mt_mark
   r=$(mt_late "$WIN_FROM" "$WIN_TO" $STEP_MS)
   set -- "$1" $r
-  eval "${1}_steps=$2 ${1}_late=$3 ${1}_hogs=$((WIN_HOGS * 1000000000 / WIN_NS))"
+  eval "${1}_steps=$2 ${1}_late=$3 ${1}_secs=$4 ${1}_hogs=$((WIN_HOGS * 1000000000 / WIN_NS))"
   note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(calc "$WIN_HOGS / 100 / ($WIN_NS / 1e9)" 2) CPUs"
 }
 phase idle
@@ -52,8 +54,17 @@ grep "scx_tick summary: mt:" "$WORK/scx.out" | sed 's/^/# /'
 # but the first and the last), against the servers' own in the phase
 r=$(group_rates "$WORK/stats.jsonl" mt) || fail "no scx_tick statistics to compare: $(tail -2 "$WORK/stats.jsonl")"
 read -r tps mps <<<"$r"
-note "scx_tick counted $tps ticks/s and $mps misses/s for the 4 servers; they made $(calc "$scx_steps / $SECS") steps/s, $(calc "$scx_late / $SECS") of them late (ticks per step $(calc "$tps * $SECS / $scx_steps" 2), misses per late step $(calc "$mps / ($scx_late / $SECS > 0.01 ? $scx_late / $SECS : 0.01)" 2))"
+# (the servers' rates over their own logs' span: the phase's marks take
+# seconds, so it is longer than SECS)
+sps=$(calc "$scx_steps / $scx_secs") lps=$(calc "$scx_late / $scx_secs")
+per_step=$(calc "$tps / $sps" 2)
+note "scx_tick counted $tps ticks/s and $mps misses/s for the 4 servers; they made $sps steps/s, $lps of them late (ticks per step $per_step, misses per late step $(calc "$mps / ($lps > 0.01 ? $lps : 0.01)" 2))"
 ((eevdf_late * 100 >= eevdf_steps * 5)) || fail "the hogs did not hurt the servers under EEVDF ($eevdf_late of $eevdf_steps late): nothing to compare"
+# scx_tick's ticks are the servers' steps: within 10 % (measured 1.01-1.03
+# per step; 1.22-1.23 while the main and connection threads' own wake-ups
+# started ticks too, the nohelpers breakage)
+(($(calc "($per_step >= 0.9 && $per_step <= 1.1)" 0))) \
+  || fail "scx_tick counted $per_step ticks per server step, not within 10 % (helpers' wake-ups counted as steps?)"
 ((scx_late * eevdf_steps * 4 <= eevdf_late * scx_steps * 3)) \
   || fail "scx_tick: $(pct $scx_late $scx_steps) % of steps late, more than 0.75 x EEVDF's $(pct $eevdf_late $eevdf_steps) %"
 check_dmesg_clean
