@@ -197,6 +197,23 @@ struct decision {
 	u64 tid;            /* the runner */
 	u64 work_done;      /* its tick had the CPU time its ticks usually take */
 	u64 grid_guess;     /* grid_before is a guess (dispatch::thread_wake()) */
+	/*
+	 * TRACE_WAKEUP of a thread of a tick = "process" group (proc_wake = 1),
+	 * replayed through dispatch::ProcessTick: grid_before is the process's
+	 * tick in progress, work_done the thread's own part of it; before:
+	 */
+	u32 proc_wake;
+	u32 fresh;          /* it ended a quiet spell of the process's stepping threads */
+	u64 proc_deadline;  /* the deadline of the process's tick in progress */
+	u64 own_grid;       /* the thread's own tick (0: none) and its deadline */
+	u64 own_deadline;
+	u64 mspt;           /* the thread's MSPT, and the process's heaviest thread's */
+	u64 heavy;
+	u64 heavy_at;
+	u32 heavy_tid;
+	/* after: */
+	u32 helper;         /* it was a helper: it joined */
+	u64 grid_joined;    /* the tick it works for (0: one of its own off the grid) */
 };
 
 /*

@@ -398,13 +398,11 @@ static u64 step_grid(u64 from, u64 period, u64 now)
  * end here (the process's in all took the last thread's mid-step wake-up
  * for the next step, and a thread's own part, learnt from ticks split
  * that way, did too). It joins the
- * tick in progress or starts the next. Returns the grid the decision was
- * made from (for the trace), the start in @grid (0: joins or continues),
- * in @done whether the work of that tick looked done. Mirrors
- * dispatch::ProcessTick::wake().
+ * tick in progress or starts the next: its start in @grid (0: joins or
+ * continues). Mirrors dispatch::ProcessTick::wake().
  */
-static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt, u64 now,
-				     bool fresh, u64 *grid, bool *done)
+static __always_inline void proc_wake(struct task_ctx *tctx, struct proc_tick *pt, u64 now,
+				      bool fresh, u64 *grid)
 {
 	u64 from = pt->grid, deadline = now + group_deadline(tctx->group);
 	u64 period = group_period(tctx->group);
@@ -412,7 +410,6 @@ static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt
 
 	if (period < MIN_RUNNER_SLICE_NS)
 		period = MIN_RUNNER_SLICE_NS;
-	*done = tick_done(tctx);
 	if (fresh && from && !time_before(now, from) && now - from >= period / 8 &&
 	    !SCX_TICK_BREAK_NOSTEPS) {
 		*grid = step_grid(from, period, now);
@@ -424,14 +421,14 @@ static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt
 		 * tick and its deadline, as a thread-ticked runner does (its
 		 * miss counts).
 		 */
-		if (tctx->grid && tctx->grid != from && !*done && !grid_tick(tctx, now, false, grid)) {
+		if (tctx->grid && tctx->grid != from && !tick_done(tctx) &&
+		    !grid_tick(tctx, now, false, grid)) {
 			tctx->in_tick = true;
 			tctx->tick_start = now;
 			*grid = 0;
-			return tctx->grid;
+			return;
 		}
 		/* not a step's start: near the next grid point, or later */
-		*done = false;
 		starts = grid_tick_at(from, period, now, false, grid);
 	}
 	if (starts) {
@@ -441,7 +438,6 @@ static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt
 		*grid = 0;
 	}
 	proc_tick_join(tctx, pt, now, deadline);
-	return from;
 }
 
 /* CPU time a runner had in its tick. */
@@ -483,14 +479,17 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 		return;
 	}
 	if ((pt = proc_tick_of(p, tctx->group))) {
-		if (proc_helper(p, tctx, pt, now)) {
-			before = pt->grid;
+		struct decision *d = trace_proc_wake_begin(p, tctx, pt, now, tick_done(tctx));
+		bool helper = proc_helper(p, tctx, pt, now), fresh = false;
+
+		grid = 0;
+		if (helper) {
 			proc_join(tctx, pt, now);
-			trace_wake(p, tctx, now, before, 0, false, false);
-			return;
+		} else {
+			fresh = proc_awake(p, tctx, pt, now);
+			proc_wake(tctx, pt, now, fresh, &grid);
 		}
-		before = proc_wake(tctx, pt, now, proc_awake(p, tctx, pt, now), &grid, &done);
-		trace_wake(p, tctx, now, before, grid, done, false);
+		trace_proc_wake_end(d, tctx, pt, helper, fresh, grid);
 		return;
 	}
 	if (!grid_tick(tctx, now, done, &grid)) {

@@ -114,6 +114,64 @@ static __always_inline void trace_wake(struct task_struct *p, struct task_ctx *t
 	d->tid = p->pid;
 	d->work_done = done;
 	d->grid_guess = guess;
+	d->proc_wake = 0;
+	trace_end(cctx);
+}
+
+/*
+ * --trace-decisions: a wake-up of a process tick's thread, before the
+ * decision (the process's tick, the thread's own, the heaviest thread)...
+ */
+static __always_inline struct decision *trace_proc_wake_begin(struct task_struct *p,
+							      struct task_ctx *tctx,
+							      struct proc_tick *pt, u64 now,
+							      bool done)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
+	struct decision *d;
+
+	if (!trace_decisions || !cctx || !(d = trace_begin(-1, cctx, -1, now)))
+		return NULL;
+	d->kind = TRACE_WAKEUP;
+	d->proc_wake = 1;
+	d->tid = p->pid;
+	d->period_ns = group_period(tctx->group);
+	d->rel_deadline_ns = group_deadline(tctx->group);
+	d->grid_before = pt->grid;
+	/* a start in progress on another CPU: its deadline is not written yet */
+	d->raced = pt->deadline_grid != pt->grid;
+	d->proc_deadline = pt->deadline;
+	d->own_grid = tctx->grid;
+	d->own_deadline = tctx->deadline;
+	d->work_done = done;
+	d->mspt = tctx->mspt;
+	d->heavy = pt->heavy;
+	d->heavy_at = pt->heavy_at;
+	d->heavy_tid = pt->heavy_tid;
+	d->grid_guess = 0;
+	return d;
+}
+
+/*
+ * ...and after it: a helper or not, a quiet spell ended, the tick started
+ * (@started: its grid, 0: none) and the one it works for. Another thread
+ * of the process that moved its tick meanwhile makes the decision raced.
+ */
+static __always_inline void trace_proc_wake_end(struct decision *d, struct task_ctx *tctx,
+						struct proc_tick *pt, bool helper, bool fresh,
+						u64 started)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
+
+	if (!d || !cctx)
+		return;
+	d->helper = helper;
+	d->fresh = fresh;
+	d->grid_after = started;
+	d->grid_joined = tctx->grid;
+	d->deadline_after = tctx->deadline;
+	if (pt->grid != (started ?: d->grid_before))
+		d->raced = 1;
 	trace_end(cctx);
 }
 

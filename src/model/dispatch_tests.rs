@@ -380,7 +380,10 @@ fn a_process_helpers_join_its_steps_and_split_none() {
     };
     let (ticks, worst) = steps(true);
     assert!((199..=201).contains(&ticks), "{ticks} ticks for 200 steps");
-    assert!(worst <= 2 * MS, "a step's deadline {worst} ns off its start's");
+    assert!(
+        worst <= 2 * MS,
+        "a step's deadline {worst} ns off its start's"
+    );
     // the helpers' wake-ups starting ticks too: more ticks than steps
     let (ticks, _) = steps(false);
     assert!(ticks >= 220, "{ticks} ticks for 200 steps without helpers");

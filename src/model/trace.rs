@@ -81,6 +81,9 @@ pub enum Model {
     StealOverLateLocal,
     /// Every wake-up starts a tick (no identity from the period grid).
     WakeTicks,
+    /// A process's light threads are no helpers: they start and split its
+    /// ticks like its stepping threads.
+    NoHelpers,
 }
 
 fn is_yield_check(d: &decision) -> bool {
@@ -95,6 +98,9 @@ pub fn is_wake(d: &decision) -> bool {
 /// next one where the model says? (Runners that publish deadline hints
 /// start ticks with their hints, and are not traced here.)
 fn replay_wake(d: &decision, model: Model) -> Result<(), String> {
+    if d.proc_wake != 0 {
+        return replay_proc_wake(d, model);
+    }
     let grid = (d.grid_before != 0 && model != Model::WakeTicks).then_some(d.grid_before);
     let want = dispatch::thread_wake(
         grid,
@@ -115,6 +121,51 @@ fn replay_wake(d: &decision, model: Model) -> Result<(), String> {
         return Err(format!(
             "a runner waking at {} in its tick at {:?} (period {}, deadline {}): BPF {bpf:?}, the model {want:?}",
             d.now, grid, d.period_ns, d.rel_deadline_ns
+        ));
+    }
+    Ok(())
+}
+
+/// Replay one wake-up of a thread of a `tick = "process"` group: is it a
+/// helper, and which tick does it work for, with which deadline, started
+/// by it or not? The process's tick and heaviest thread, the thread's own
+/// tick and whether it ended a quiet spell are the trace's (the quiet
+/// spell is the process's threads' state, not this decision's).
+fn replay_proc_wake(d: &decision, model: Model) -> Result<(), String> {
+    let mut pt = dispatch::ProcessTick {
+        grid: (d.grid_before != 0).then_some(d.grid_before),
+        deadline: d.proc_deadline,
+        heavy: d.heavy,
+        heavy_tid: d.heavy_tid,
+        heavy_at: d.heavy_at,
+        ..Default::default()
+    };
+    let helper = pt.helper(d.tid as u32, d.mspt, d.now, d.period_ns) && model != Model::NoHelpers;
+    let (grid, deadline, started) = if helper {
+        let (grid, deadline) = pt.join(d.rel_deadline_ns, d.now);
+        (grid.unwrap_or(0), deadline, None)
+    } else {
+        let own = (d.own_grid != 0).then_some((d.own_grid, d.own_deadline, d.work_done != 0));
+        let (grid, deadline, started) =
+            pt.wake(d.period_ns, d.rel_deadline_ns, d.now, own, d.fresh != 0);
+        (grid, deadline, started.then_some(grid))
+    };
+    let bpf = (
+        d.helper != 0,
+        d.grid_joined,
+        d.deadline_after,
+        (d.grid_after != 0).then_some(d.grid_after),
+    );
+    if d.raced == 0 && (helper, grid, deadline, started) != bpf {
+        return Err(format!(
+            "a process's thread {} waking at {} (its tick at {}, the thread's at {}, fresh {}): \
+             BPF (helper, works for, deadline, starts) {bpf:?}, the model {:?}",
+            d.tid,
+            d.now,
+            d.grid_before,
+            d.own_grid,
+            d.fresh,
+            (helper, grid, deadline, started)
         ));
     }
     Ok(())
@@ -268,9 +319,12 @@ pub struct Replay {
     pub yield_checks: u64,
     pub yielded: u64,
     pub parked: u64,
-    /// Wake-ups of runners, and how many continued their tick.
+    /// Wake-ups of runners, and how many continued their tick; of them,
+    /// wake-ups of a process tick's threads, and how many were helpers'.
     pub wakes: u64,
     pub continued: u64,
+    pub proc_wakes: u64,
+    pub helpers: u64,
     pub raced: u64,
     pub disagreements: u64,
     /// The first few, described.
@@ -288,6 +342,8 @@ pub fn replay(trace: &[decision], model: Model) -> Replay {
         } else if is_wake(d) {
             r.wakes += 1;
             r.continued += u64::from(d.grid_after == 0);
+            r.proc_wakes += u64::from(d.proc_wake != 0);
+            r.helpers += u64::from(d.helper != 0);
         } else if let Some(n) = r.picks.get_mut(d.pick as usize) {
             *n += 1;
         }

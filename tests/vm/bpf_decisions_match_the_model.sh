@@ -8,11 +8,14 @@
 # dispatch::poll / poll_spill / yields / wake: no disagreement, with work
 # stealing, with --no-work-stealing (the shared queue), and with more
 # runners than the tick CPUs hold on an idle machine (spill-overs, where
-# runners get parked behind others), and with runners that block mid-tick.
+# runners get parked behind others), with runners that block mid-tick, and
+# with one tick per process whose runners hand work to light helper
+# threads (dispatch::ProcessTick: helpers join its ticks).
 # The replay can fail: the same traces through a model that steals without
-# waiting for the threshold, that gives a parked runner no turn, or that
-# starts a tick at every wake-up, disagree.
-# Catches: nosteal steal-early noparked hometurn waketicks
+# waiting for the threshold, that gives a parked runner no turn, that
+# starts a tick at every wake-up, or whose process ticks have no helpers,
+# disagree.
+# Catches: nosteal steal-early noparked hometurn waketicks nohelpers
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 
@@ -54,6 +57,15 @@ LOAD_EXTRA=()
 (($(count blocking continued) > 0)) || fail "no wake-up continued its tick: the grid identity was not checked"
 (($(count blocking wakes) > $(count blocking continued))) || fail "no wake-up started a tick"
 
+# one tick per process: tickload's 2 runners block mid-tick and each hands
+# 0.5 ms of each tick to a helper thread of its own (a light thread of the
+# process: it joins the step's tick), beside hogs
+LOAD_EXTRA=(--blocks 1 --helper-ms 0.5)
+trace_case process 2 2 10 --tick-cpus 1,2 --tick-cgroup tick,tick=process
+LOAD_EXTRA=()
+(($(count process tick) > 100)) || fail "too few wake-ups of a process tick's threads traced"
+(($(count process helpers) > 0)) || fail "no helper joined a process tick: the helper rule was not checked"
+
 # A deliberately altered model must disagree with BPF on trace $2, or the
 # replay could not tell that rule ($3: what the altered model does).
 altered() {
@@ -71,4 +83,5 @@ altered home-turns heavy "spilled runners take turns with their homes' queues"
 altered steal-over-late-local heavy "a tick CPU steals while its own head is late enough to be stolen"
 # runners blocked mid-tick came back inside their ticks
 altered wake-ticks blocking "every wake-up starts a tick"
+altered no-helpers process "a process's light threads start and split its ticks"
 check_dmesg_clean

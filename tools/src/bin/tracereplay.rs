@@ -20,6 +20,8 @@ enum Alter {
     StealOverLateLocal,
     /// The model starts a tick at every wake-up (no identity from the period grid).
     WakeTicks,
+    /// The model has a process's light threads start and split its ticks (no helpers).
+    NoHelpers,
 }
 
 #[derive(Debug, Parser)]
@@ -51,6 +53,7 @@ fn main() -> Result<()> {
         Some(Alter::HomeTurns) => Model::HomeTurns,
         Some(Alter::StealOverLateLocal) => Model::StealOverLateLocal,
         Some(Alter::WakeTicks) => Model::WakeTicks,
+        Some(Alter::NoHelpers) => Model::NoHelpers,
     };
     let records = trace::parse(&bytes);
     if args.wakes {
@@ -65,8 +68,8 @@ fn main() -> Result<()> {
     let [local, global, steal, nothing] = r.picks;
     println!(
         "replayed {} decisions (local {local}, global {global}, steal {steal}, nothing {nothing}; \
-         raced {}; yield checks {}, yielded {}, parked {}; wakes {}, continued {}) \
-         through the model ({model:?}): {} disagreements",
+         raced {}; yield checks {}, yielded {}, parked {}; wakes {}, continued {}, \
+         of a process tick {}, helpers {}) through the model ({model:?}): {} disagreements",
         r.decisions,
         r.raced,
         r.yield_checks,
@@ -74,6 +77,8 @@ fn main() -> Result<()> {
         r.parked,
         r.wakes,
         r.continued,
+        r.proc_wakes,
+        r.helpers,
         r.disagreements
     );
     for e in &r.examples {
