@@ -142,6 +142,7 @@ struct task_ctx {
 	bool replenished;   /* this tick began at a replenishment: its runner has not slept since a miss */
 	bool overrun;       /* its own work overran (replenish()): ranks a period later (runner_key) */
 	bool grid_guess;    /* its grid came from its first wake-up: the next gives it way (grid_tick()) */
+	bool helper;        /* a helper of its process's step (proc_helper()): its ticks count no miss */
 	u64 tick_start;     /* wake time, or grid time of a replenished tick */
 	u64 grid;           /* where the tick started on the group's period grid: its identity */
 	u64 deadline;       /* absolute deadline of the current tick */

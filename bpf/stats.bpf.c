@@ -131,8 +131,13 @@ static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	if (SCX_TICK_BREAK_NOMISS || tctx->missed || !time_after(now, tctx->deadline))
 		return;
 	tctx->missed = true;
-	/* a process's tick is missed once, whichever of its threads is late */
+	/*
+	 * a process's tick is missed once, whichever of its stepping threads
+	 * is late (not its helpers: proc_helper())
+	 */
 	if ((pt = proc_tick_of(p, tctx->group))) {
+		if (tctx->helper)
+			return;
 		prev = pt->missed_grid;
 		if (!time_after(tctx->grid, prev) ||
 		    __sync_val_compare_and_swap(&pt->missed_grid, prev, tctx->grid) != prev)

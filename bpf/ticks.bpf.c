@@ -340,9 +340,12 @@ static bool proc_awake(struct task_struct *p, struct task_ctx *tctx, struct proc
  * a tick nor end the quiet spell between steps: minetest's main and
  * connection threads wake about every 50 ms on clocks of their own beside
  * a step loop that ran every 60 ms in a loaded guest, and their wake-ups
- * started ticks too: 1.22 ticks per step. The heaviest thread is noted as
- * it wakes; not seen for 4 periods (paused, exited), the next thread to
- * wake takes its place. Mirrors dispatch::ProcessTick::helper().
+ * started ticks too: 1.22 ticks per step. A helper's tick counts no miss
+ * and starts no tick when it replenishes (one that woke just before the
+ * deadline inherits a spent one; a step whose helper is late ends late in
+ * a stepping thread, which counts it). The heaviest thread is noted as it
+ * wakes; not seen for 4 periods (paused, exited), the next thread to wake
+ * takes its place. Mirrors dispatch::ProcessTick::helper().
  */
 static bool proc_helper(struct task_struct *p, struct task_ctx *tctx, struct proc_tick *pt, u64 now)
 {
@@ -353,9 +356,11 @@ static bool proc_helper(struct task_struct *p, struct task_ctx *tctx, struct pro
 		pt->heavy = tctx->mspt;
 		pt->heavy_tid = tid;
 		pt->heavy_at = now;
-		return false;
+		tctx->helper = false;
+	} else {
+		tctx->helper = tctx->mspt * 8 < pt->heavy && !SCX_TICK_BREAK_NOHELPERS;
 	}
-	return tctx->mspt * 8 < pt->heavy && !SCX_TICK_BREAK_NOHELPERS;
+	return tctx->helper;
 }
 
 /* A thread counted busy by proc_awake() goes to sleep at @now. */
@@ -422,7 +427,7 @@ static __always_inline void proc_wake(struct task_ctx *tctx, struct proc_tick *p
 		 * miss counts).
 		 */
 		if (tctx->grid && tctx->grid != from && !tick_done(tctx) &&
-		    !grid_tick(tctx, now, false, grid)) {
+		    !grid_tick_at(tctx->grid, period, now, false, grid)) {
 			tctx->in_tick = true;
 			tctx->tick_start = now;
 			*grid = 0;
@@ -541,7 +546,12 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now, boo
 		}
 		begin_hinted_tick(tctx, now, hint, gs);
 		return; /* a new hint: a fresh tick */
-	} else if ((pt = proc_tick_of(p, tctx->group))) {
+	} else if ((pt = proc_tick_of(p, tctx->group)) && tctx->helper) {
+		/* a helper's: its deadline moves on, no tick of the process starts */
+		tctx->deadline += k * period;
+		tctx->replenished = true;
+		return;
+	} else if (pt) {
 		/* the process's next tick, unless another of its threads moved it on */
 		proc_tick_begin(pt, tctx->grid, grid + k * period, tctx->deadline + k * period, gs);
 		proc_tick_join(tctx, pt, grid + k * period, tctx->deadline + k * period);

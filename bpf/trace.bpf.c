@@ -2,7 +2,8 @@
 /*
  * The decision trace (part of main.bpf.c; tests only): the polls of a CPU
  * for a runner (below), the turn checks of ops.tick (trace_yield()) and
- * the runners' wake-ups (trace_wake()).
+ * the runners' wake-ups (trace_wake(); a process tick's threads',
+ * trace_proc_wake_begin() and _end()).
  */
 
 /*
@@ -115,6 +116,9 @@ static __always_inline void trace_wake(struct task_struct *p, struct task_ctx *t
 	d->work_done = done;
 	d->grid_guess = guess;
 	d->proc_wake = 0;
+	d->helper = 0;
+	d->fresh = 0;
+	d->grid_joined = 0;
 	trace_end(cctx);
 }
 
@@ -170,7 +174,11 @@ static __always_inline void trace_proc_wake_end(struct decision *d, struct task_
 	d->grid_after = started;
 	d->grid_joined = tctx->grid;
 	d->deadline_after = tctx->deadline;
+	/* another thread moved the process's tick, or its heaviest thread, meanwhile */
 	if (pt->grid != (started ?: d->grid_before))
+		d->raced = 1;
+	if ((pt->heavy != d->heavy || pt->heavy_tid != d->heavy_tid || pt->heavy_at != d->heavy_at) &&
+	    (pt->heavy != d->mspt || pt->heavy_tid != (u32)d->tid || pt->heavy_at != d->now))
 		d->raced = 1;
 	trace_end(cctx);
 }

@@ -581,9 +581,12 @@ impl ProcessTick {
     /// counted [`awake`]: minetest's main and connection threads wake about
     /// every 50 ms on clocks of their own beside a step loop that ran every
     /// 60 ms in a loaded guest, and their wake-ups started ticks too (1.22
-    /// ticks per step). The heaviest thread is noted as it wakes; not seen
-    /// for 4 periods (paused, exited), the next thread to wake takes its
-    /// place.
+    /// ticks per step). A helper's tick counts no miss and starts no tick
+    /// when it is replenished (BPF: `account_miss()`, `replenish()`; one
+    /// that woke just before the deadline inherits a spent one, and a step
+    /// whose helper is late ends late in a stepping thread, which counts
+    /// it). The heaviest thread is noted as it wakes; not seen for 4
+    /// periods (paused, exited), the next thread to wake takes its place.
     ///
     /// [`join`]: ProcessTick::join
     /// [`awake`]: ProcessTick::awake

@@ -343,7 +343,7 @@ pub fn replay(trace: &[decision], model: Model) -> Replay {
             r.wakes += 1;
             r.continued += u64::from(d.grid_after == 0);
             r.proc_wakes += u64::from(d.proc_wake != 0);
-            r.helpers += u64::from(d.helper != 0);
+            r.helpers += u64::from(d.proc_wake != 0 && d.helper != 0);
         } else if let Some(n) = r.picks.get_mut(d.pick as usize) {
             *n += 1;
         }

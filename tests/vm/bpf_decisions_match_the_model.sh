@@ -32,7 +32,8 @@ trace_case() { # name, hogs, runners, work ms, scx flags...
   note "$name: $(head -1 "$WORK/$name.replay")"
 }
 # "replayed N decisions (local L, global G, steal S, nothing X; raced R;
-# yield checks C, yielded Y, parked P; wakes W, continued K) ..."
+# yield checks C, yielded Y, parked P; wakes W, continued K, of a process tick T,
+# helpers H) ..."
 LOAD_EXTRA=()
 count() { head -1 "$WORK/$1.replay" | sed -E "s/(^|.*[ (;])$2 ([0-9]+).*/\2/"; }
 
