@@ -127,6 +127,9 @@ group_stat() {
 # pct PART WHOLE (per cent, 2 digits; 0 for an empty whole)
 calc() { awk "BEGIN { printf \"%.${2:-1}f\", $1 }"; }
 pct() { awk -v l="$1" -v s="$2" 'BEGIN { printf "%.2f", 100 * l / (s ? s : 1) }'; }
+# COUNT per SECS seconds, 3 decimals (a zero span divides by 1: a stopped
+# log is caught by its scenario's own check, not by awk dividing by zero)
+per_s() { calc "$1 / ($2 > 0 ? $2 : 1)" 3; }
 
 # The kernel must not have kicked the scheduler out or seen a stall.
 check_dmesg_clean() {

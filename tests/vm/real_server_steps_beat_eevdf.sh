@@ -56,7 +56,7 @@ r=$(group_rates "$WORK/stats.jsonl" mt) || fail "no scx_tick statistics to compa
 read -r tps mps <<<"$r"
 # (the servers' rates over their own logs' span: the phase's marks take
 # seconds, so it is longer than SECS)
-sps=$(calc "$scx_steps / ($scx_secs > 0 ? $scx_secs : 1)" 3) lps=$(calc "$scx_late / ($scx_secs > 0 ? $scx_secs : 1)" 3)
+sps=$(per_s "$scx_steps" "$scx_secs") lps=$(per_s "$scx_late" "$scx_secs")
 per_step=$(calc "$tps / ($sps > 0 ? $sps : 1)" 2)
 note "scx_tick counted $tps ticks/s and $mps misses/s for the 4 servers; they made $sps steps/s, $lps of them late (ticks per step $per_step, misses per late step $(calc "$mps / ($lps > 0.01 ? $lps : 0.01)" 2))"
 ((eevdf_late * 100 >= eevdf_steps * 5)) || fail "the hogs did not hurt the servers under EEVDF ($eevdf_late of $eevdf_steps late): nothing to compare"

@@ -52,8 +52,7 @@ r=$(group_rates "$WORK/stats.jsonl" ottd) || fail "no scx_tick statistics to com
 read -r tps mps <<<"$r"
 # (the servers' rates over their own logs' span: the phase's marks take
 # seconds, so it is longer than SECS)
-per_s() { calc "$1 / ($scx_secs > 0 ? $scx_secs : 1)" 3; }
-rps=$(per_s "$scx_run") lps=$(per_s "$scx_late") bps=$(per_s "$scx_behind")
+rps=$(per_s "$scx_run" "$scx_secs") lps=$(per_s "$scx_late" "$scx_secs") bps=$(per_s "$scx_behind" "$scx_secs")
 note "scx_tick counted $tps ticks/s and $mps misses/s for the 2 servers; they ran $rps ticks/s, $lps of them late, $bps behind schedule (scx_tick's ticks per server tick $(calc "$tps / ($rps > 0 ? $rps : 1)" 2), misses per late tick $(calc "$mps / ($lps > 0.01 ? $lps : 0.01)" 2), per tick behind $(calc "$mps / ($bps > 0.01 ? $bps : 0.01)" 2))"
 e_lost=$(lost eevdf) s_lost=$(lost scx)
 # each phase must have measured the servers (a stopped log measures nothing)
