@@ -66,6 +66,9 @@
 #ifndef SCX_TICK_BREAK_NODEMOTE
 #define SCX_TICK_BREAK_NODEMOTE 0 /* nodemote: overrun work (past a missed deadline) keeps its replenished key, level with on-time ticks */
 #endif
+#ifndef SCX_TICK_BREAK_OVERRUNKEEPS
+#define SCX_TICK_BREAK_OVERRUNKEEPS 0 /* overrunkeeps: a CPU running overrun work is no place for an on-time runner to spill to */
+#endif
 #ifndef SCX_TICK_BREAK_NOSTEPS
 #define SCX_TICK_BREAK_NOSTEPS 0 /* nosteps: a process's wake-up after a quiet spell is no step: the grid alone decides */
 #endif

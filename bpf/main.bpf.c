@@ -193,6 +193,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		return;
 	tctx->run_start = now;
 	cctx->running_tick = tctx->runner;
+	cctx->running_overrun = false; /* runner_on_cpu() sets it for a runner */
 	/* also a runner that became other work while parked (moved out of its group) */
 	unpark(tctx);
 

@@ -102,8 +102,10 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
 	u64 now = clock_now(), cap, ran;
 
-	if (cctx)
+	if (cctx) {
 		cctx->running_tick = false;
+		cctx->running_overrun = false;
+	}
 	/*
 	 * Preempted with slice left, the kernel would put @p back at the head
 	 * of this CPU's local queue, ahead of every runner waiting here (a

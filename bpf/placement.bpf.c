@@ -115,6 +115,7 @@ static void reserve(s32 cpu, struct task_ctx *tctx, u64 key, u64 now)
 		return;
 	cctx->running_tick = true;
 	cctx->running_key = key;
+	cctx->running_overrun = tctx->overrun;
 	cctx->running_left = tctx->mspt;
 	cctx->running_since = now;
 	/* a runner dequeued from a local queue without running there is parked here now */
@@ -176,9 +177,24 @@ static s32 spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u6
 }
 
 /*
- * @cpu runs other work @p may preempt: no runner, no share owed or running,
- * and nothing waiting in its local queue, which a runner put at its head
- * would overtake (runners waking there one after another would starve it).
+ * The runner on @cctx's CPU is overrun work that on-time runner @tctx takes
+ * the CPU from, as from other work: an overloaded server's runners, never
+ * sleeping, sat on every tick CPU, and a neighbour's runner that would
+ * wait behind another at home found no CPU to spill to (beside 3 such
+ * runners, 4 of 12 ms missed 1-15 % of their ticks, 0 alone). Overrun
+ * work ranks a period behind theirs anyway (runner_key()).
+ * Mirrors dispatch::spills_onto().
+ */
+static bool overrun_yields(struct cpu_ctx *cctx, struct task_ctx *tctx)
+{
+	return cctx->running_overrun && tctx && !tctx->overrun && !SCX_TICK_BREAK_OVERRUNKEEPS;
+}
+
+/*
+ * @cpu runs other work @p may preempt (or overrun work: overrun_yields()):
+ * no share owed or running, and nothing waiting in its local queue, which
+ * a runner put at its head would overtake (runners waking there one after
+ * another would starve it).
  */
 static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 {
@@ -192,8 +208,11 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 	 */
 	if (cpu >= MAX_CPUS || !cpu_online[cpu & (MAX_CPUS - 1)])
 		return false;
-	return cctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && !cctx->running_tick &&
-	       !in_share(cctx, now) && !other_owed(cctx, now) &&
+	if (!cctx || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return false;
+	if (cctx->running_tick && !overrun_yields(cctx, lookup_task_ctx(p)))
+		return false;
+	return !in_share(cctx, now) && !other_owed(cctx, now) &&
 	       scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) <= 0;
 }
 

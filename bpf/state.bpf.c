@@ -196,6 +196,7 @@ struct {
 struct cpu_ctx {
 	bool running_tick;    /* the current task is a tick runner */
 	u64 running_key;    /* its queue key when it started, while running_tick */
+	bool running_overrun; /* that runner's work overran (replenish()): on-time runners may take the CPU */
 	u64 running_left;     /* its predicted remaining CPU time at running_since */
 	u64 running_since;
 	u32 steal_rr;         /* round-robin position among the tick CPUs */

@@ -606,6 +606,7 @@ static void runner_on_cpu(struct task_struct *p, struct task_ctx *tctx, struct c
 			  u64 now)
 {
 	cctx->running_key = queue_key(tctx);
+	cctx->running_overrun = tctx->overrun;
 	cctx->running_left = tctx->mspt > tctx->tick_runtime ? tctx->mspt - tctx->tick_runtime : 0;
 	cctx->running_since = now;
 	p->scx.slice = runner_slice(tctx, now);

@@ -301,6 +301,31 @@ pub fn wait_at_home(key: u64, running: Option<Running>, queued: &[(u64, u64)]) -
     wait
 }
 
+/// What a CPU other than the home runs, as spill-over sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// Other work (a CPU hog, a server's own non-tick threads).
+    Other,
+    /// A runner; `overrun`: its own work overran ([`overrun_after_miss`]).
+    Runner { overrun: bool },
+}
+
+/// May a runner (`overrun`: its own work overran) spill onto a CPU that
+/// runs `runs`, preempting it (BPF: `free_for_runner()`, which also wants
+/// no share owed or running there and nothing in its local queue)? Other
+/// work, and, for on-time work, overrun work: an overloaded server's
+/// runners never sleep and sat on every tick CPU, so a neighbour's runner
+/// that would wait behind another at home had nowhere to go (4 runners of
+/// 12 ms beside 3 that never sleep missed 1-15 % of their ticks, none
+/// alone). Overrun work preempts no runner anywhere: it takes idle CPUs
+/// only ([`place`]), as it goes behind on-time work at home.
+pub fn spills_onto(runs: Runs, overrun: bool) -> bool {
+    match runs {
+        Runs::Other => true,
+        Runs::Runner { overrun: theirs } => theirs && !overrun,
+    }
+}
+
 /// Where a queued runner with a home goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
@@ -332,9 +357,10 @@ pub struct HomeState {
 /// local queue, which the runner would overtake). Home and its cache stay
 /// the first choice otherwise. (BPF makes a wake-up's choice in
 /// `ops.select_cpu`, so the runner is never queued on its busy home first.)
-/// `other_work`: a CPU running other work. Overrun work (`overrun`) takes
-/// idle CPUs but preempts none: an overloaded server must not take CPUs
-/// from other work either.
+/// `other_work`: a CPU running what the runner may preempt there
+/// ([`spills_onto`]: other work, or overrun work). Overrun work (`overrun`)
+/// takes idle CPUs but preempts none: an overloaded server must not take
+/// CPUs from other work either.
 pub fn place(
     policy: Policy,
     now: u64,

@@ -41,6 +41,29 @@ fn overrun_work_yields_to_a_neighbours_fresh_tick_but_not_to_later_ones() {
 }
 
 #[test]
+fn an_on_time_runner_spills_onto_overrun_work_but_not_onto_other_runners() {
+    assert!(spills_onto(Runs::Other, false));
+    assert!(
+        spills_onto(Runs::Runner { overrun: true }, false),
+        "an overloaded server's runner gives its CPU to a neighbour's on-time one"
+    );
+    assert!(!spills_onto(Runs::Runner { overrun: false }, false));
+    // overrun work takes nothing from anyone: other work, on-time or overrun runners
+    assert!(!spills_onto(Runs::Runner { overrun: true }, true));
+    assert!(!spills_onto(Runs::Runner { overrun: false }, true));
+    // and places only on idle CPUs or home, whatever it could preempt
+    let home = HomeState {
+        wait: 30_000_000,
+        runs_runner: true,
+    };
+    let p = place(POLICY, NOW, NOW - 10_000_000, home, None, Some(3), true);
+    assert_eq!(p, Place::Home);
+    // an on-time runner predicted late at home takes the CPU found for it
+    let p = place(POLICY, NOW, NOW, home, None, Some(3), false);
+    assert_eq!(p, Place::Preempt(3));
+}
+
+#[test]
 fn a_wake_up_inside_the_tick_keeps_its_deadline_and_the_next_tick_stays_on_the_grid() {
     const P: u64 = 50_000_000;
     const D: u64 = 40_000_000;

@@ -3,49 +3,57 @@
 # well-behaved one (4 runners x 12 ms per 50 ms tick) and an overloaded
 # one (3 runners that never sleep, 70 ms of work per 50 ms tick: a lag
 # machine). Work that runs on past a missed deadline ranks a period
-# behind on-time ticks, and takes no CPU from other work, so the
-# well-behaved server keeps its ticks beside the overloaded one (checked
-# from its own tickload),
+# behind on-time ticks, takes no CPU from other work, and gives its CPU to
+# an on-time runner that would wait at home, so the well-behaved server
+# keeps its ticks beside the overloaded one as if it were alone (checked
+# from its own tickload, issue 27's target: at most 1 point more missed),
 # while the overloaded one still gets what is left (it keeps ticking, at
-# least a CPU's worth). Measured against the same server alone in the
-# same guest: at most 30 points more beside it (2026-11-26, 15 runs of
-# today's builds: 0.5-22 %, alone 0 %; the build without the rule,
-# breakage nodemote, 45 %, and the policy before it 46-53 %).
-# Catches: nodemote
+# least a CPU's worth). Two rounds, alone then beside, their ticks summed:
+# one round of the emulated guest now and then stalls a runner for tens
+# of milliseconds whatever the policy.
+# Measured (2026-11-27, 4 vCPUs, 3 rounds each, one guest): beside it
+# 0.00 / 0.00 / 0.16 % missed, alone 0.00; with the breakage overrunkeeps
+# (the previous policy) 2.34 / 1.09 / 1.41 % (earlier runs 1.1-14.6 %);
+# nodemote 45 %.
+# Catches: nodemote overrunkeeps
 source "$(dirname "$0")/../lib.sh"
 GOOD=$(make_cgroup good)
 BAD=$(make_cgroup bad)
 SECS=8
-good=(-n 4 --work-ms 12 --period-ms 50 --duration-s $SECS --json --cgroup "$GOOD")
+ROUNDS=2
+good=(-n 4 --work-ms 12 --period-ms 50 --duration-s $SECS --json --cgroup "$GOOD" --seed 1)
 start_scx --tick-cgroup good --tick-cgroup bad
-stress-ng --cpu 4 --timeout $((SECS + 1))s >/dev/null 2>&1 &
-hogs=$!
-"$TICKLOAD" "${good[@]}" >"$WORK/alone.json" || fail "tickload failed"
-wait $hogs
-stress-ng --cpu 4 --timeout $((SECS + 1))s >/dev/null 2>&1 &
-hogs=$!
-"$TICKLOAD" -n 3 --work-ms 70 --game-server --period-ms 50 --duration-s $SECS --json \
-  --cgroup "$BAD" >"$WORK/bad.json" &
-bad=$!
-"$TICKLOAD" "${good[@]}" >"$WORK/beside.json" || fail "tickload failed"
-wait $bad || fail "the overloaded server's tickload failed"
-wait $hogs
-[[ "$(sched_state)" == enabled ]] || fail "scx_tick was ejected: $(tail -3 "$WORK/scx.err")"
+for ((r = 1; r <= ROUNDS; r++)); do
+  stress-ng --cpu 4 --timeout $((SECS + 1))s >/dev/null 2>&1 &
+  hogs=$!
+  "$TICKLOAD" "${good[@]}" >"$WORK/alone-$r.json" || fail "tickload failed"
+  wait $hogs
+  stress-ng --cpu 4 --timeout $((SECS + 1))s >/dev/null 2>&1 &
+  hogs=$!
+  "$TICKLOAD" -n 3 --work-ms 70 --game-server --period-ms 50 --duration-s $SECS --json \
+    --cgroup "$BAD" >"$WORK/bad-$r.json" &
+  bad=$!
+  "$TICKLOAD" "${good[@]}" >"$WORK/beside-$r.json" || fail "tickload failed"
+  wait $bad || fail "the overloaded server's tickload failed"
+  wait $hogs
+  [[ "$(sched_state)" == enabled ]] || fail "scx_tick was ejected: $(tail -3 "$WORK/scx.err")"
+done
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
-python3 - "$WORK" $SECS <<'PY' || fail "the overloaded server cost its neighbour its ticks: see above"
+python3 - "$WORK" $SECS $ROUNDS <<'PY' || fail "the overloaded server cost its neighbour its ticks: see above"
 import json, sys
-w, secs = sys.argv[1], float(sys.argv[2])
-alone, beside, bad = (json.load(open(f"{w}/{n}.json")) for n in ("alone", "beside", "bad"))
-p50 = lambda r: r["lateness_quantiles_ms"][50]
-print(f"# well-behaved server: alone {alone['miss_pct']:.2f} % missed (p50 start lateness {p50(alone):.1f} ms), "
-      f"beside the overloaded one {beside['miss_pct']:.2f} % ({p50(beside):.1f} ms)")
-cpu = bad["ticks"] * 70 / 1000 / secs
-print(f"# overloaded server: {bad['ticks']} ticks of 70 ms, {cpu:.2f} CPUs")
-# without the overrun rule the neighbour missed about half its ticks
-# (44-53 %); with it 5-13 % in this emulated guest (its start lateness is
-# printed, not bounded: 2-4 x alone's with the rule, 4.5-5.6 x without)
-ok = beside["miss_pct"] <= alone["miss_pct"] + 30
+w, secs, rounds = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+runs = {n: [json.load(open(f"{w}/{n}-{r}.json")) for r in range(1, rounds + 1)]
+        for n in ("alone", "beside", "bad")}
+pct = lambda rs: 100 * sum(r["misses"] for r in rs) / max(1, sum(r["ticks"] for r in rs))
+p50 = lambda rs: " / ".join(f"{r['lateness_quantiles_ms'][50]:.1f}" for r in rs)
+alone, beside = pct(runs["alone"]), pct(runs["beside"])
+print(f"# well-behaved server: alone {alone:.2f} % missed (p50 start lateness {p50(runs['alone'])} ms), "
+      f"beside the overloaded one {beside:.2f} % ({p50(runs['beside'])} ms); per round beside: "
+      + " / ".join(f"{r['miss_pct']:.2f}" for r in runs["beside"]))
+cpu = min(r["ticks"] for r in runs["bad"]) * 70 / 1000 / secs
+print(f"# overloaded server: at least {cpu:.2f} CPUs (ticks of 70 ms)")
+ok = beside <= alone + 1.0
 # what is left after the neighbour (~1 CPU) and the hogs' share: it keeps
 # at least a CPU (measured 2.3-2.8)
 ok &= cpu >= 1.0
