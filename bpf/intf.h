@@ -205,6 +205,7 @@ struct decision {
 	u32 proc_wake;
 	u32 fresh;          /* it ended a quiet spell of the process's stepping threads */
 	u64 proc_deadline;  /* the deadline of the process's tick in progress */
+	u64 proc_started;   /* when that tick started (0: none yet) */
 	u64 own_grid;       /* the thread's own tick (0: none) and its deadline */
 	u64 own_deadline;
 	u64 mspt;           /* the thread's MSPT, and the process's heaviest thread's */
@@ -214,6 +215,7 @@ struct decision {
 	/* after: */
 	u32 helper;         /* it was a helper: it joined */
 	u64 grid_joined;    /* the tick it works for (0: one of its own off the grid) */
+	u64 late_step;      /* the tick it started is a late step: its latest on-time start, 0: none */
 };
 
 /*

@@ -115,35 +115,13 @@ static void account_start(struct task_ctx *tctx, u64 now)
 		gs->lateness_max_ns = lateness;
 }
 
-/*
- * The tick ends at @now: count a deadline miss once per tick, with the
- * overshoot at its end, and stream it.
- */
-static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
+/* A miss at @now of a tick due at @deadline: counters, histogram and event. */
+static void count_miss(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 deadline)
 {
 	struct group_stats *gs;
 	struct miss_event *e;
-	u64 over;
+	u64 over = now - deadline;
 
-	struct proc_tick *pt;
-	u64 prev;
-
-	if (SCX_TICK_BREAK_NOMISS || tctx->missed || !time_after(now, tctx->deadline))
-		return;
-	tctx->missed = true;
-	/*
-	 * a process's tick is missed once, whichever of its stepping threads
-	 * is late (not its helpers: proc_helper())
-	 */
-	if ((pt = proc_tick_of(p, tctx->group))) {
-		if (tctx->helper)
-			return;
-		prev = pt->missed_grid;
-		if (!time_after(tctx->grid, prev) ||
-		    __sync_val_compare_and_swap(&pt->missed_grid, prev, tctx->grid) != prev)
-			return;
-	}
-	over = now - tctx->deadline;
 	if ((gs = lookup_group_stats(tctx->group))) {
 		gs->misses++;
 		gs->overshoot_hist[hist_bucket(over) & (NR_HIST_BUCKETS - 1)]++;
@@ -155,7 +133,7 @@ static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	if (!e)
 		return; /* the reader is behind: the counters above still count it */
 	e->at_ns = now;
-	e->deadline_ns = tctx->deadline;
+	e->deadline_ns = deadline;
 	e->overshoot_ns = over;
 	e->tid = p->pid;
 	e->cpu = scx_bpf_task_cpu(p);
@@ -163,4 +141,49 @@ static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	e->stolen = tctx->stolen;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * A process's tick at @grid is missed once, whichever of its stepping
+ * threads is late: true for the first to say so.
+ */
+static bool proc_miss_once(struct proc_tick *pt, u64 grid)
+{
+	u64 prev = pt->missed_grid;
+
+	return time_after(grid, prev) &&
+	       __sync_val_compare_and_swap(&pt->missed_grid, prev, grid) == prev;
+}
+
+/*
+ * The tick ends at @now: count a deadline miss once per tick, with the
+ * overshoot at its end, and stream it.
+ */
+static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	struct proc_tick *pt;
+
+	if (SCX_TICK_BREAK_NOMISS || tctx->missed || !time_after(now, tctx->deadline))
+		return;
+	tctx->missed = true;
+	/* a process's helpers count none (proc_helper()) */
+	pt = proc_tick_of(p, tctx->group);
+	if (pt && (tctx->helper || !proc_miss_once(pt, tctx->grid)))
+		return;
+	count_miss(p, tctx, now, tctx->deadline);
+}
+
+/*
+ * A process's step started late (late_step(): after @limit, half a period
+ * past its grid point): its tick is missed, counted by the thread that
+ * started it, its overshoot past @limit.
+ */
+static void account_late_step(struct task_struct *p, struct task_ctx *tctx, struct proc_tick *pt,
+			      u64 now, u64 limit)
+{
+	if (SCX_TICK_BREAK_NOMISS)
+		return;
+	tctx->missed = true;
+	if (proc_miss_once(pt, tctx->grid))
+		count_miss(p, tctx, now, limit);
 }

@@ -145,6 +145,7 @@ static __always_inline struct decision *trace_proc_wake_begin(struct task_struct
 	/* a start in progress on another CPU: its deadline is not written yet */
 	d->raced = pt->deadline_grid != pt->grid;
 	d->proc_deadline = pt->deadline;
+	d->proc_started = pt->started;
 	d->own_grid = tctx->grid;
 	d->own_deadline = tctx->deadline;
 	d->work_done = done;
@@ -163,7 +164,7 @@ static __always_inline struct decision *trace_proc_wake_begin(struct task_struct
  */
 static __always_inline void trace_proc_wake_end(struct decision *d, struct task_ctx *tctx,
 						struct proc_tick *pt, bool helper, bool fresh,
-						u64 started)
+						u64 started, u64 late)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
 
@@ -172,6 +173,7 @@ static __always_inline void trace_proc_wake_end(struct decision *d, struct task_
 	d->helper = helper;
 	d->fresh = fresh;
 	d->grid_after = started;
+	d->late_step = late;
 	d->grid_joined = tctx->grid;
 	d->deadline_after = tctx->deadline;
 	/* another thread moved the process's tick, or its heaviest thread, meanwhile */

@@ -81,7 +81,7 @@ import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][1:-1]
 a, b = lines[0]["groups"][sys.argv[2]], lines[-1]["groups"][sys.argv[2]]
 dt = lines[-1]["uptime_s"] - lines[0]["uptime_s"]
-print(f"{(b['ticks'] - a['ticks']) / dt:.1f} {(b['misses'] - a['misses']) / dt:.1f}")
+print(f"{(b['ticks'] - a['ticks']) / dt:.3f} {(b['misses'] - a['misses']) / dt:.3f}")
 PY
 }
 

@@ -348,6 +348,55 @@ fn a_process_tick_is_one_per_period_whatever_its_threads_do() {
 }
 
 #[test]
+fn a_step_that_starts_late_is_a_miss_as_the_server_counts_it() {
+    // a server's step loop (minetest's) works 10 ms and sleeps until a
+    // step after the last step's start (50 ms, then 60 ms as in a loaded
+    // guest: the grid's phase follows such steps an eighth at a time); one
+    // wake-up in 8 comes 20-45 ms late (the timer it slept on fired late),
+    // and the step ends well inside its own deadline: the server logs it
+    // late when it came more than 1.5 steps after the one before, and so
+    // must scx_tick
+    const P: u64 = 50_000_000;
+    const MS: u64 = 1_000_000;
+    let mut rnd = xorshift(0x9e37_79b9_u64);
+    let mut pt = ProcessTick::default();
+    let (mut ticks, mut misses, mut ends_late, mut late) = (0, 0u64, 0, 0u64);
+    let mut prev: Option<u64> = None;
+    for step in 0..400 {
+        let delay = if rnd(8) == 0 {
+            20 * MS + rnd(25 * MS)
+        } else {
+            rnd(MS)
+        };
+        let cadence = if step < 200 { P } else { 60 * MS };
+        let now = prev.unwrap_or(1_000 * P) + cadence + delay;
+        let before = pt.started;
+        let (grid, deadline, started) = pt.wake(P, P, now, None, true);
+        ticks += started as u64;
+        if started && late_step(before, P, now).is_some() && pt.miss(grid) {
+            misses += 1;
+        }
+        if now + 10 * MS > deadline && pt.miss(grid) {
+            misses += 1;
+            ends_late += 1;
+        }
+        late += prev.is_some_and(|p| now - p > P + P / 2) as u64;
+        prev = Some(now);
+    }
+    assert_eq!(ticks, 400);
+    assert_eq!(ends_late, 0, "every step ends in time for its own deadline");
+    assert!(late >= 20, "the server logged {late} late steps");
+    assert_eq!(misses, late, "{misses} misses for {late} late steps");
+    // a step on time, or a first one, is none
+    assert_eq!(late_step(None, P, 7 * P), None);
+    assert_eq!(late_step(Some(7 * P), P, 8 * P + P / 2), None);
+    assert_eq!(
+        late_step(Some(7 * P), P, 8 * P + P / 2 + 1),
+        Some(8 * P + P / 2)
+    );
+}
+
+#[test]
 fn a_process_helpers_join_its_steps_and_split_none() {
     // minetest in a loaded guest: its step loop (thread 1) works 25 ms,
     // then waits out the step, one every 60 ms (off the 50 ms grid); its

@@ -84,6 +84,8 @@ pub enum Model {
     /// A process's light threads are no helpers: they start and split its
     /// ticks like its stepping threads.
     NoHelpers,
+    /// A process's step that starts late is no miss.
+    NoLateSteps,
 }
 
 fn is_yield_check(d: &decision) -> bool {
@@ -135,12 +137,14 @@ fn replay_proc_wake(d: &decision, model: Model) -> Result<(), String> {
     let mut pt = dispatch::ProcessTick {
         grid: (d.grid_before != 0).then_some(d.grid_before),
         deadline: d.proc_deadline,
+        started: (d.proc_started != 0).then_some(d.proc_started),
         heavy: d.heavy,
         heavy_tid: d.heavy_tid,
         heavy_at: d.heavy_at,
         ..Default::default()
     };
     let helper = pt.helper(d.tid as u32, d.mspt, d.now, d.period_ns) && model != Model::NoHelpers;
+    let prev = pt.started;
     let (grid, deadline, started) = if helper {
         let (grid, deadline) = pt.join(d.rel_deadline_ns, d.now);
         (grid.unwrap_or(0), deadline, None)
@@ -150,22 +154,22 @@ fn replay_proc_wake(d: &decision, model: Model) -> Result<(), String> {
             pt.wake(d.period_ns, d.rel_deadline_ns, d.now, own, d.fresh != 0);
         (grid, deadline, started.then_some(grid))
     };
+    let late = started
+        .and_then(|_| dispatch::late_step(prev, d.period_ns, d.now))
+        .filter(|_| model != Model::NoLateSteps);
     let bpf = (
         d.helper != 0,
         d.grid_joined,
         d.deadline_after,
         (d.grid_after != 0).then_some(d.grid_after),
+        (d.late_step != 0).then_some(d.late_step),
     );
-    if d.raced == 0 && (helper, grid, deadline, started) != bpf {
+    let want = (helper, grid, deadline, started, late);
+    if d.raced == 0 && want != bpf {
         return Err(format!(
             "a process's thread {} waking at {} (its tick at {}, the thread's at {}, fresh {}): \
-             BPF (helper, works for, deadline, starts) {bpf:?}, the model {:?}",
-            d.tid,
-            d.now,
-            d.grid_before,
-            d.own_grid,
-            d.fresh,
-            (helper, grid, deadline, started)
+             BPF (helper, works for, deadline, starts, late step) {bpf:?}, the model {want:?}",
+            d.tid, d.now, d.grid_before, d.own_grid, d.fresh,
         ));
     }
     Ok(())

@@ -13,10 +13,11 @@
 # work (its CPU time is fixed: a longer one is a vCPU the host shared with
 # others, which no guest scheduler sees) and the CPUs the hogs got (their
 # /proc/PID/stat times), and scx_tick's ticks and misses against
-# the servers' steps and late steps (not asserted, docs/benchmarks.md
-# "Real servers"), and that scx_tick counts one tick per server step
-# (within 10 %).
-# Catches: nohelpers
+# the servers' steps and late steps (docs/benchmarks.md "Real servers"):
+# scx_tick counts one tick per server step (within 10 %) and a miss per
+# late step (between 0.5 x and 2 x, issue 26's target, with a slack of
+# 0.1 misses/s for runs with few late steps).
+# Catches: nohelpers nolatesteps
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/servers/minetest.sh"
 trap 'mt_stop_all; cleanup' EXIT
@@ -65,6 +66,13 @@ note "scx_tick counted $tps ticks/s and $mps misses/s for the 4 servers; they ma
 # started ticks too, the nohelpers breakage)
 (($(calc "($per_step >= 0.9 && $per_step <= 1.1)" 0))) \
   || fail "scx_tick counted $per_step ticks per server step, not within 10 % (helpers' wake-ups counted as steps?)"
+# scx_tick's misses are the servers' late steps: a late step's wake-up
+# came late and the step ended in time, so only its start shows it
+# (measured 1.05 misses per late step, 0.60 misses/s for 0.57 late steps/s;
+# 0.08-0.13 per late step before late starts were counted, the
+# nolatesteps breakage)
+(($(calc "($mps >= $lps * 0.5 - 0.1 && $mps <= $lps * 2 + 0.1)" 0))) \
+  || fail "scx_tick counted $mps misses/s for $lps late steps/s, not between 0.5 x and 2 x"
 ((scx_late * eevdf_steps * 4 <= eevdf_late * scx_steps * 3)) \
   || fail "scx_tick: $(pct $scx_late $scx_steps) % of steps late, more than 0.75 x EEVDF's $(pct $eevdf_late $eevdf_steps) %"
 check_dmesg_clean

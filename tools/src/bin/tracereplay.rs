@@ -22,6 +22,8 @@ enum Alter {
     WakeTicks,
     /// The model has a process's light threads start and split its ticks (no helpers).
     NoHelpers,
+    /// The model counts no miss for a process's step that starts late.
+    NoLateSteps,
 }
 
 #[derive(Debug, Parser)]
@@ -54,6 +56,7 @@ fn main() -> Result<()> {
         Some(Alter::StealOverLateLocal) => Model::StealOverLateLocal,
         Some(Alter::WakeTicks) => Model::WakeTicks,
         Some(Alter::NoHelpers) => Model::NoHelpers,
+        Some(Alter::NoLateSteps) => Model::NoLateSteps,
     };
     let records = trace::parse(&bytes);
     if args.wakes {
