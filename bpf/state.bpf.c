@@ -179,7 +179,7 @@ struct proc_tick {
 	u64 deadline;
 	u64 deadline_grid;  /* the tick @deadline belongs to (a start in progress on another CPU) */
 	u64 missed_grid;    /* the last tick whose miss was counted */
-	u64 started;        /* when its tick in progress started: a wake-up, or a replenished grid point */
+	u64 started;        /* when its tick in progress started: a wake-up, or a replenishment */
 	s64 busy;           /* its stepping threads awake (runnable or running) */
 	u64 idle_since;     /* when the last of them went to sleep */
 	u64 heavy;          /* the MSPT of its heaviest thread (proc_helper()) */

@@ -607,8 +607,8 @@ pub struct ProcessTick {
     pub deadline: u64,
     /// The last tick whose miss was counted.
     pub missed_grid: u64,
-    /// When its tick in progress started: a wake-up, or a replenished
-    /// grid point ([`late_step`]'s `prev`).
+    /// When its tick in progress started: a wake-up, or a replenishment
+    /// ([`late_step`]'s `prev`).
     pub started: Option<u64>,
     /// Its stepping threads awake (runnable or running), and since when
     /// none is.
@@ -748,7 +748,10 @@ impl ProcessTick {
         if self.grid != Some(from) {
             return (self.grid.unwrap_or(grid), self.deadline, false);
         }
-        self.begin(grid, next, grid);
+        // started now, not at its grid point: OpenTTD runs its late ticks
+        // back to back past the deadline, and the on-time wake-up after
+        // such a run was 1.5 periods after a grid point left behind
+        self.begin(grid, next, now);
         (grid, next, true)
     }
 

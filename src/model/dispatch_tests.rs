@@ -394,6 +394,16 @@ fn a_step_that_starts_late_is_a_miss_as_the_server_counts_it() {
         late_step(Some(7 * P), P, 8 * P + P / 2 + 1),
         Some(8 * P + P / 2)
     );
+    // a server that runs its late ticks back to back past a deadline of 2
+    // periods (OpenTTD catching up) is replenished; its next wake-up, on
+    // time, is no late step: the replenished tick started when it was
+    // replenished, not at its grid point, a period and more before
+    let mut pt = ProcessTick::default();
+    let (grid, deadline, _) = pt.wake(P, 2 * P, 7 * P, None, true);
+    pt.replenish(grid, deadline, P, deadline + MS);
+    assert_eq!(pt.started, Some(deadline + MS));
+    assert_eq!(late_step(pt.started, P, deadline + P), None);
+    assert!(late_step(pt.grid, P, deadline + P).is_some());
 }
 
 #[test]
