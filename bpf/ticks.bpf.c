@@ -587,10 +587,9 @@ static void replenish(struct task_struct *p, struct task_ctx *tctx, u64 now, boo
 	} else if (pt) {
 		/* the process's next tick, unless another of its threads moved it on */
 		/*
-		 * started now, not at its grid point: OpenTTD runs its late
-		 * ticks back to back past the deadline, and the wake-up after
-		 * such a run, on time, was a step 1.5 periods after a grid
-		 * point left behind (late_step(): 7 misses per late tick)
+		 * started now, not at its grid point (a period and more ago
+		 * after a run of late ticks back to back, as OpenTTD runs
+		 * them): the on-time wake-up after the run is no late step
 		 */
 		if (proc_tick_begin(pt, tctx->grid, grid + k * period, tctx->deadline + k * period, gs))
 			pt->started = now;

@@ -748,9 +748,9 @@ impl ProcessTick {
         if self.grid != Some(from) {
             return (self.grid.unwrap_or(grid), self.deadline, false);
         }
-        // started now, not at its grid point: OpenTTD runs its late ticks
-        // back to back past the deadline, and the on-time wake-up after
-        // such a run was 1.5 periods after a grid point left behind
+        // started now, not at its grid point (a period and more ago after
+        // a run of late ticks back to back, as OpenTTD runs them): the
+        // on-time wake-up after the run is no late step
         self.begin(grid, next, now);
         (grid, next, true)
     }
