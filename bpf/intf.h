@@ -206,6 +206,7 @@ struct decision {
 	u32 fresh;          /* it ended a quiet spell of the process's stepping threads */
 	u64 proc_deadline;  /* the deadline of the process's tick in progress */
 	u64 proc_started;   /* when that tick started (0: none yet) */
+	u64 proc_idle_since; /* when its last quiet spell began */
 	u64 own_grid;       /* the thread's own tick (0: none) and its deadline */
 	u64 own_deadline;
 	u64 mspt;           /* the thread's MSPT, and the process's heaviest thread's */

@@ -280,14 +280,24 @@ static bool proc_tick_begin(struct proc_tick *pt, u64 from, u64 grid, u64 deadli
  * only its start shows it (minetest: 0.08 misses per late step without
  * this). From the step before, not the grid: minetest stepped every 60
  * ms on a 50 ms grid, whose phase follows the steps an eighth at a time,
- * and measured from the grid 5 x its late steps were counted. Mirrors
- * dispatch::late_step().
+ * and measured from the grid 5 x its late steps were counted. Only a step
+ * that ends a quiet spell of the process that began by the next step's
+ * time (@quiet_from). Mirrors dispatch::late_step().
  */
-static u64 late_step(u64 prev, u64 period, u64 now)
+static u64 late_step(u64 prev, u64 quiet_from, u64 period, u64 now)
 {
 	u64 limit = prev + period + period / 2;
 
 	if (!prev || !time_after(now, limit) || SCX_TICK_BREAK_NOLATESTEPS)
+		return 0;
+	/*
+	 * Busy past the next step's time (a long step, or catch-up steps
+	 * back to back without a sleep, as OpenTTD runs them: unseen, the
+	 * wake-up after them looked 1.5 periods after the step before, and 7
+	 * misses were counted per late tick the server logged): its
+	 * lateness is the server's own, a miss when past its deadline.
+	 */
+	if (time_after(quiet_from, prev + period))
 		return 0;
 	return limit;
 }
@@ -434,7 +444,8 @@ static u64 step_grid(u64 from, u64 period, u64 now)
 static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt, u64 now,
 				     bool fresh, u64 *grid)
 {
-	u64 from = pt->grid, prev = pt->started, deadline = now + group_deadline(tctx->group);
+	u64 from = pt->grid, prev = pt->started, quiet_from = pt->idle_since;
+	u64 deadline = now + group_deadline(tctx->group);
 	u64 period = group_period(tctx->group), late = 0;
 	bool starts;
 
@@ -464,7 +475,8 @@ static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt
 	if (starts) {
 		deadline = tick_deadline(tctx->group, now, *grid);
 		if (proc_tick_begin(pt, from, *grid, deadline, lookup_group_stats(tctx->group))) {
-			late = late_step(prev, period, now);
+			if (fresh)
+				late = late_step(prev, quiet_from, period, now);
 			pt->started = now;
 		}
 	} else {

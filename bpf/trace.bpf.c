@@ -146,6 +146,7 @@ static __always_inline struct decision *trace_proc_wake_begin(struct task_struct
 	d->raced = pt->deadline_grid != pt->grid;
 	d->proc_deadline = pt->deadline;
 	d->proc_started = pt->started;
+	d->proc_idle_since = pt->idle_since;
 	d->own_grid = tctx->grid;
 	d->own_deadline = tctx->deadline;
 	d->work_done = done;

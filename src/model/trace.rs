@@ -138,6 +138,7 @@ fn replay_proc_wake(d: &decision, model: Model) -> Result<(), String> {
         grid: (d.grid_before != 0).then_some(d.grid_before),
         deadline: d.proc_deadline,
         started: (d.proc_started != 0).then_some(d.proc_started),
+        idle_since: d.proc_idle_since,
         heavy: d.heavy,
         heavy_tid: d.heavy_tid,
         heavy_at: d.heavy_at,
@@ -155,7 +156,8 @@ fn replay_proc_wake(d: &decision, model: Model) -> Result<(), String> {
         (grid, deadline, started.then_some(grid))
     };
     let late = started
-        .and_then(|_| dispatch::late_step(prev, d.period_ns, d.now))
+        .filter(|_| d.fresh != 0)
+        .and_then(|_| dispatch::late_step(prev, d.proc_idle_since, d.period_ns, d.now))
         .filter(|_| model != Model::NoLateSteps);
     let bpf = (
         d.helper != 0,
