@@ -73,7 +73,7 @@
 #define SCX_TICK_BREAK_NOSTEPS 0 /* nosteps: a process's wake-up after a quiet spell is no step: the grid alone decides */
 #endif
 #ifndef SCX_TICK_BREAK_NOLATESTEPS
-#define SCX_TICK_BREAK_NOLATESTEPS 0 /* nolatesteps: a process's step that starts more than half a period after its grid point is no miss */
+#define SCX_TICK_BREAK_NOLATESTEPS 0 /* nolatesteps: a process's step that starts more than 1.5 periods after the one before it started is no miss */
 #endif
 #ifndef SCX_TICK_BREAK_NOHINTS
 #define SCX_TICK_BREAK_NOHINTS 0 /* nohints: a deadline hint starts its tick and is counted as used, but the tick gets the implicit deadline (wake-up + the group's) */

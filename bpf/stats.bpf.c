@@ -174,9 +174,9 @@ static void account_miss(struct task_struct *p, struct task_ctx *tctx, u64 now)
 }
 
 /*
- * A process's step started late (late_step(): after @limit, half a period
- * past its grid point): its tick is missed, counted by the thread that
- * started it, its overshoot past @limit.
+ * A process's step started late (late_step(): after @limit, 1.5 periods
+ * after the step before it started): its tick is missed, counted by the
+ * thread that started it, its overshoot past @limit.
  */
 static void account_late_step(struct task_struct *p, struct task_ctx *tctx, struct proc_tick *pt,
 			      u64 now, u64 limit)
