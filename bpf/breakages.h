@@ -75,6 +75,9 @@
 #ifndef SCX_TICK_BREAK_NOLATESTEPS
 #define SCX_TICK_BREAK_NOLATESTEPS 0 /* nolatesteps: a process's step that starts more than 1.5 periods after the one before it started is no miss */
 #endif
+#ifndef SCX_TICK_BREAK_NOROLLOVER
+#define SCX_TICK_BREAK_NOROLLOVER 0 /* norollover: a process's tick still at work past the next grid point, its usual work done, goes on until its deadline (catch-up steps are one tick) */
+#endif
 #ifndef SCX_TICK_BREAK_NOHINTS
 #define SCX_TICK_BREAK_NOHINTS 0 /* nohints: a deadline hint starts its tick and is counted as used, but the tick gets the implicit deadline (wake-up + the group's) */
 #endif

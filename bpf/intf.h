@@ -146,6 +146,7 @@ enum trace_kind {
 	TRACE_POLL = 0,
 	TRACE_YIELD = 1,
 	TRACE_WAKEUP = 2,
+	TRACE_ROLLOVER = 3, /* a process's tick at work past its next grid point (dispatch::ProcessTick::roll_over) */
 };
 
 enum trace_pick {

@@ -185,6 +185,7 @@ struct proc_tick {
 	u64 heavy;          /* the MSPT of its heaviest thread (proc_helper()) */
 	u64 heavy_at;       /* when that thread last woke */
 	u32 heavy_tid;
+	bool rolled;        /* its tick in progress began at a roll-over this busy spell (proc_roll_over()) */
 };
 
 struct {

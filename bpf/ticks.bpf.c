@@ -363,6 +363,7 @@ static bool proc_awake(struct task_struct *p, struct task_ctx *tctx, struct proc
 	tctx->proc_key = proc_tick_key(p, tctx->group);
 	if (__sync_fetch_and_add(&pt->busy, 1) > 0)
 		return false;
+	pt->rolled = false; /* a new busy spell: it may roll over again */
 	return elapsed(now, pt->idle_since) >= group_period(tctx->group) / 4;
 }
 
@@ -484,6 +485,52 @@ static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt
 	}
 	proc_tick_join(tctx, pt, now, deadline);
 	return late;
+}
+
+/*
+ * A thread of a process tick still at work at @now, its CPU time in the
+ * tick (@ran on the CPU since last counted) its usual, past the next grid
+ * point and before its deadline: the tick rolls over into the next one,
+ * counted, due a deadline after that grid point, and the one before ends
+ * in time. A server that runs a late step and the one due meanwhile back
+ * to back (OpenTTD catching up) runs two steps in one busy spell: as one
+ * tick it ended past its deadline (4.96 misses per late tick the server
+ * logged) and ticks/s read 0.84-0.96 of the server's steps. Once per
+ * busy spell (pt->rolled, cleared by proc_awake()): a step that overran,
+ * or a process that never sleeps, is missed at its deadline as before.
+ * Only where the deadline is past the next grid point. Seen at each
+ * scheduler tick (ops.tick). Returns whether it rolled over. Mirrors
+ * dispatch::ProcessTick::roll_over().
+ */
+static bool proc_roll_over(struct task_struct *p, struct task_ctx *tctx, u64 now, u64 ran)
+{
+	u64 period = group_period(tctx->group), next, deadline;
+	struct proc_tick *pt;
+	struct decision *d;
+	bool rolled;
+
+	if (!tctx->in_tick || tctx->helper || !tctx->grid || SCX_TICK_BREAK_NOROLLOVER)
+		return false;
+	if (period < MIN_RUNNER_SLICE_NS)
+		period = MIN_RUNNER_SLICE_NS;
+	next = tctx->grid + period;
+	if (time_before(now, next) || !time_before(now, tctx->deadline))
+		return false;
+	pt = proc_tick_of(p, tctx->group);
+	if (!pt || pt->grid != tctx->grid || pt->rolled)
+		return false;
+	d = trace_roll_over_begin(tctx, now, tctx->tick_runtime + ran);
+	deadline = next + group_deadline(tctx->group);
+	rolled = done_at(tctx->tick_runtime + ran, tctx->mspt) &&
+		 proc_tick_begin(pt, tctx->grid, next, deadline, lookup_group_stats(tctx->group));
+	if (rolled) {
+		pt->rolled = true;
+		pt->started = now;
+		tctx->tick_runtime += ran;
+		proc_tick_join(tctx, pt, now, deadline);
+	}
+	trace_roll_over_end(d, pt, rolled ? next : 0, deadline);
+	return rolled;
 }
 
 /* CPU time a runner had in its tick. */

@@ -186,6 +186,44 @@ static __always_inline void trace_proc_wake_end(struct decision *d, struct task_
 	trace_end(cctx);
 }
 
+/*
+ * --trace-decisions: a process's tick at work past its next grid point
+ * (proc_roll_over()): the thread's tick, its CPU time in it (@runtime) and
+ * usual, before; whether it rolled over (@next: the tick it rolled into,
+ * 0: none) after.
+ */
+static __always_inline struct decision *trace_roll_over_begin(struct task_ctx *tctx, u64 now,
+							      u64 runtime)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
+	struct decision *d;
+
+	if (!trace_decisions || !cctx || !(d = trace_begin(-1, cctx, -1, now)))
+		return NULL;
+	d->kind = TRACE_ROLLOVER;
+	d->period_ns = group_period(tctx->group);
+	d->rel_deadline_ns = group_deadline(tctx->group);
+	d->grid_before = tctx->grid;
+	d->own_deadline = tctx->deadline;
+	d->ran = runtime;
+	d->mspt = tctx->mspt;
+	return d;
+}
+
+static __always_inline void trace_roll_over_end(struct decision *d, struct proc_tick *pt, u64 next,
+						u64 deadline)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
+
+	if (!d || !cctx)
+		return;
+	d->grid_after = next;
+	d->deadline_after = next ? deadline : 0;
+	/* another thread of the process moved its tick meanwhile */
+	d->raced = !next && pt->grid != d->grid_before;
+	trace_end(cctx);
+}
+
 /* --trace-decisions: ops.tick's inputs and whether the runner yielded. */
 static __always_inline void trace_yield(s32 cpu, struct cpu_ctx *cctx, u64 now, s32 q,
 					struct task_struct *queued, struct task_struct *global,

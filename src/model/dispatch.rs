@@ -627,6 +627,11 @@ pub struct ProcessTick {
     pub heavy: u64,
     pub heavy_tid: u32,
     pub heavy_at: u64,
+    /// Its tick in progress began at a roll-over ([`roll_over`]) in this
+    /// busy spell: no other does until its threads have all slept.
+    ///
+    /// [`roll_over`]: ProcessTick::roll_over
+    pub rolled: bool,
 }
 
 impl ProcessTick {
@@ -673,9 +678,17 @@ impl ProcessTick {
 
     /// A thread is awake from `now` on (BPF: `proc_awake()`): did it wake
     /// the process after a quarter period or more asleep in all?
+    /// A wake-up of the process after all its threads slept ends a busy
+    /// spell: its tick may roll over again ([`roll_over`]).
+    ///
+    /// [`roll_over`]: ProcessTick::roll_over
     pub fn awake(&mut self, now: u64, period: u64) -> bool {
         self.busy += 1;
-        self.busy == 1 && now.saturating_sub(self.idle_since) >= period / 4
+        if self.busy > 1 {
+            return false;
+        }
+        self.rolled = false;
+        now.saturating_sub(self.idle_since) >= period / 4
     }
 
     /// A thread goes to sleep at `now` (BPF: `proc_asleep()`).
@@ -762,6 +775,48 @@ impl ProcessTick {
         // on-time wake-up after the run is no late step
         self.begin(grid, next, now);
         (grid, next, true)
+    }
+
+    /// A thread of the process still at work at `now`, in the tick at
+    /// `from` due at `deadline`, having had `tick_runtime` of CPU time in
+    /// it where its ticks usually take `mspt` (BPF: `proc_roll_over()`, at
+    /// each scheduler tick): past the next grid point, before its
+    /// deadline, its usual work done, the tick rolls over into the next,
+    /// due `rel_deadline` after that grid point, counted, and the one
+    /// before ends in time. A server that runs late steps back to back to
+    /// catch up (OpenTTD) runs two steps in one busy spell: counted as one
+    /// tick until its deadline, the spell ended past it (OpenTTD: 4.96
+    /// misses per late tick it logged), and ticks per second read below
+    /// the server's steps (0.84-0.96). Once per busy spell ([`rolled`]):
+    /// a step that overran, or a process that never sleeps, is missed at
+    /// its next deadline as before. Only where the deadline is past the
+    /// next grid point (`deadline` > `from` + `period`). Returns the tick
+    /// it works for next (grid, deadline) when it rolled over.
+    ///
+    /// [`rolled`]: ProcessTick::rolled
+    #[allow(clippy::too_many_arguments)]
+    pub fn roll_over(
+        &mut self,
+        from: u64,
+        deadline: u64,
+        period: u64,
+        rel_deadline: u64,
+        now: u64,
+        tick_runtime: u64,
+        mspt: u64,
+    ) -> Option<(u64, u64)> {
+        let next = from + period.max(MIN_RUNNER_SLICE_NS);
+        if self.grid != Some(from)
+            || self.rolled
+            || now < next
+            || now >= deadline
+            || !tick_done(tick_runtime, mspt)
+        {
+            return None;
+        }
+        self.begin(next, next + rel_deadline, now);
+        self.rolled = true;
+        Some((next, next + rel_deadline))
     }
 
     fn begin(&mut self, grid: u64, deadline: u64, start: u64) {

@@ -413,6 +413,114 @@ fn a_step_that_starts_late_is_a_miss_as_the_server_counts_it() {
 }
 
 #[test]
+fn catch_up_steps_back_to_back_are_ticks_of_their_own() {
+    // OpenTTD: 30 ms steps, deadline 60 ms, 20 ms of work each; one
+    // wake-up in 3 fires 10-14 ms late, and the step due meanwhile runs
+    // back to back after it, without a sleep. Every step is a tick of
+    // its own, and none is missed (the server logs none late); scheduler
+    // ticks every 4 ms while it works
+    const P: u64 = 30_000_000;
+    const MS: u64 = 1_000_000;
+    let run = |roll: bool| {
+        let mut rnd = xorshift(0x1234_5678_u64);
+        let mut pt = ProcessTick::default();
+        let (mut ticks, mut misses, mut late, mut end) = (0u64, 0u64, 0u64, 0u64);
+        let mut own: Option<(u64, u64)> = None;
+        let mut runtime = 0;
+        for k in 1..=300u64 {
+            let due = 1_000 * P + k * P;
+            let delay = if rnd(3) == 0 {
+                10 * MS + rnd(4 * MS)
+            } else {
+                rnd(MS)
+            };
+            let start = end.max(due + delay);
+            late += (start > due + P) as u64;
+            if start > end {
+                // asleep since the last step ended
+                pt.asleep(end);
+                let fresh = pt.awake(start, P);
+                let mine = own.map(|(g, d)| (g, d, true));
+                let (grid, deadline, started) = pt.wake(P, 2 * P, start, mine, fresh);
+                ticks += started as u64;
+                if own.is_none_or(|(g, _)| g != grid) {
+                    runtime = 0;
+                }
+                own = Some((grid, deadline));
+            }
+            end = start + 20 * MS;
+            let mut at = start;
+            while at < end {
+                at += 4 * MS;
+                runtime += 4 * MS;
+                let (grid, deadline) = own.unwrap();
+                if at >= deadline {
+                    misses += pt.miss(grid) as u64;
+                    let (g, d, counted) = pt.replenish(grid, deadline, P, at);
+                    ticks += counted as u64;
+                    own = Some((g, d));
+                    runtime = 0;
+                } else if roll
+                    && let Some(next) = pt.roll_over(grid, deadline, P, 2 * P, at, runtime, 20 * MS)
+                {
+                    ticks += 1;
+                    own = Some(next);
+                    runtime = 0;
+                }
+            }
+        }
+        (ticks, misses, late)
+    };
+    let (ticks, misses, late) = run(true);
+    assert_eq!(late, 0, "the server ran no step late by its own measure");
+    assert!((294..=306).contains(&ticks), "{ticks} ticks for 300 steps");
+    assert_eq!(misses, 0, "{misses} misses for {late} late steps");
+    // without rolling over, a catch-up pair is one tick
+    let (ticks, _, _) = run(false);
+    assert!(
+        ticks < 270,
+        "without roll-over: {ticks} ticks for 300 steps"
+    );
+
+    // the rule itself: past the next grid point, usual work done, before
+    // the deadline; once per busy spell
+    let mut pt = ProcessTick::default();
+    let (grid, deadline, _) = pt.wake(P, 2 * P, 7 * P, None, true);
+    assert_eq!(
+        pt.roll_over(grid, deadline, P, 2 * P, grid + P - 1, 20 * MS, 20 * MS),
+        None
+    );
+    assert_eq!(
+        pt.roll_over(grid, deadline, P, 2 * P, grid + P, 10 * MS, 20 * MS),
+        None
+    );
+    assert_eq!(
+        pt.roll_over(grid, deadline, P, 2 * P, grid + P, 20 * MS, 20 * MS),
+        Some((grid + P, grid + 3 * P))
+    );
+    assert_eq!(pt.started, Some(grid + P));
+    // another thread of the tick before joins the one rolled into
+    assert_eq!(
+        pt.roll_over(grid, deadline, P, 2 * P, grid + P, 20 * MS, 20 * MS),
+        None
+    );
+    // busy on: no second roll-over, its deadline is missed
+    let (g, d) = (grid + P, grid + 3 * P);
+    assert_eq!(pt.roll_over(g, d, P, 2 * P, g + P, 40 * MS, 20 * MS), None);
+    // a wake-up after all its threads slept allows one again
+    pt.asleep(d - MS);
+    pt.awake(d, P);
+    assert!(!pt.rolled);
+    // a deadline of one period: the next grid point is the deadline, a miss
+    let mut pt = ProcessTick::default();
+    let (grid, deadline, _) = pt.wake(P, P, 7 * P, None, true);
+    assert_eq!(
+        pt.roll_over(grid, deadline, P, P, grid + P, 20 * MS, 20 * MS),
+        None
+    );
+}
+
+#[test]
 fn a_process_helpers_join_its_steps_and_split_none() {
     // minetest in a loaded guest: its step loop (thread 1) works 25 ms,
     // then waits out the step, one every 60 ms (off the 50 ms grid); its

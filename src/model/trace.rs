@@ -19,8 +19,9 @@ use anyhow::{Context, Result};
 use super::dispatch::{self, Head, MAX_PROBES, Pick, Policy, Search, Wake};
 use super::locality::Span;
 use crate::bpf::intf::{
-    decision, trace_head, trace_kind_TRACE_WAKEUP, trace_kind_TRACE_YIELD, trace_pick_TRACE_GLOBAL,
-    trace_pick_TRACE_LOCAL, trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
+    decision, trace_head, trace_kind_TRACE_ROLLOVER, trace_kind_TRACE_WAKEUP,
+    trace_kind_TRACE_YIELD, trace_pick_TRACE_GLOBAL, trace_pick_TRACE_LOCAL,
+    trace_pick_TRACE_NOTHING, trace_pick_TRACE_STEAL,
 };
 
 /// The BPF ring buffer's size while tracing: room for ~40,000 decisions
@@ -86,6 +87,8 @@ pub enum Model {
     NoHelpers,
     /// A process's step that starts late is no miss.
     NoLateSteps,
+    /// A process's tick never rolls over into the next.
+    NoRollOver,
 }
 
 fn is_yield_check(d: &decision) -> bool {
@@ -94,6 +97,41 @@ fn is_yield_check(d: &decision) -> bool {
 
 pub fn is_wake(d: &decision) -> bool {
     d.kind == trace_kind_TRACE_WAKEUP
+}
+
+fn is_roll_over_check(d: &decision) -> bool {
+    d.kind == trace_kind_TRACE_ROLLOVER
+}
+
+/// Replay one check of a process's tick at work past its next grid point
+/// (BPF: `proc_roll_over()`): does it roll over, into which tick? Traced
+/// only while the process's tick is the thread's and has not rolled over
+/// in this busy spell.
+fn replay_roll_over(d: &decision, model: Model) -> Result<(), String> {
+    let mut pt = dispatch::ProcessTick {
+        grid: Some(d.grid_before),
+        ..Default::default()
+    };
+    let want = pt
+        .roll_over(
+            d.grid_before,
+            d.own_deadline,
+            d.period_ns,
+            d.rel_deadline_ns,
+            d.now,
+            d.ran,
+            d.mspt,
+        )
+        .filter(|_| model != Model::NoRollOver);
+    let bpf = (d.grid_after != 0).then_some((d.grid_after, d.deadline_after));
+    if d.raced == 0 && want != bpf {
+        return Err(format!(
+            "a process's tick at {} due {} at work at {} ({} ns of CPU, usual {}): \
+             BPF rolled over into {bpf:?}, the model {want:?}",
+            d.grid_before, d.own_deadline, d.now, d.ran, d.mspt
+        ));
+    }
+    Ok(())
 }
 
 /// Replay one wake-up of a runner: does it continue its tick, or start the
@@ -232,6 +270,9 @@ pub fn replay_one(d: &decision, model: Model) -> Result<(), String> {
     if is_wake(d) {
         return replay_wake(d, model);
     }
+    if is_roll_over_check(d) {
+        return replay_roll_over(d, model);
+    }
     let policy = Policy {
         work_stealing: d.work_stealing != 0,
         steal_threshold_ns: match model {
@@ -331,6 +372,10 @@ pub struct Replay {
     pub continued: u64,
     pub proc_wakes: u64,
     pub helpers: u64,
+    /// Checks of a process's tick past its next grid point, and how many
+    /// rolled over.
+    pub roll_over_checks: u64,
+    pub rolled_over: u64,
     pub raced: u64,
     pub disagreements: u64,
     /// The first few, described.
@@ -350,6 +395,9 @@ pub fn replay(trace: &[decision], model: Model) -> Replay {
             r.continued += u64::from(d.grid_after == 0);
             r.proc_wakes += u64::from(d.proc_wake != 0);
             r.helpers += u64::from(d.proc_wake != 0 && d.helper != 0);
+        } else if is_roll_over_check(d) {
+            r.roll_over_checks += 1;
+            r.rolled_over += u64::from(d.grid_after != 0);
         } else if let Some(n) = r.picks.get_mut(d.pick as usize) {
             *n += 1;
         }

@@ -10,12 +10,14 @@
 # runners than the tick CPUs hold on an idle machine (spill-overs, where
 # runners get parked behind others), with runners that block mid-tick, and
 # with one tick per process whose runners hand work to light helper
-# threads (dispatch::ProcessTick: helpers join its ticks).
+# threads (dispatch::ProcessTick: helpers join its ticks), and with a
+# process that runs a late tick and the next back to back to catch up
+# (its tick rolls over into the next: dispatch::ProcessTick::roll_over).
 # The replay can fail: the same traces through a model that steals without
 # waiting for the threshold, that gives a parked runner no turn, that
-# starts a tick at every wake-up, or whose process ticks have no helpers,
-# disagree.
-# Catches: nosteal steal-early noparked hometurn waketicks nohelpers
+# starts a tick at every wake-up, whose process ticks have no helpers, or
+# never roll over, disagree.
+# Catches: nosteal steal-early noparked hometurn waketicks nohelpers norollover
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 
@@ -23,7 +25,7 @@ trace_case() { # name, hogs, runners, work ms, scx flags...
   local name=$1 hogs=$2 n=$3 work=$4 pid=""; shift 4
   start_scx --trace-decisions "$WORK/$name.trace" "$@"
   if ((hogs > 0)); then stress-ng --cpu "$hogs" --timeout 8s >/dev/null 2>&1 & pid=$!; fi
-  "$TICKLOAD" -n "$n" --period-ms 50 --work-ms "$work" --duration-s 6 --cgroup "$CG" "${LOAD_EXTRA[@]}" >/dev/null || fail "$name: tickload failed"
+  "$TICKLOAD" -n "$n" --period-ms "$PERIOD" --work-ms "$work" --duration-s 6 --cgroup "$CG" "${LOAD_EXTRA[@]}" >/dev/null || fail "$name: tickload failed"
   [[ -z "$pid" ]] || wait "$pid"
   stop_scx INT
   [[ $SCX_RC -eq 0 ]] || fail "$name: exit status $SCX_RC"
@@ -33,8 +35,8 @@ trace_case() { # name, hogs, runners, work ms, scx flags...
 }
 # "replayed N decisions (local L, global G, steal S, nothing X; raced R;
 # yield checks C, yielded Y, parked P; wakes W, continued K, of a process tick T,
-# helpers H) ..."
-LOAD_EXTRA=()
+# helpers H; roll-over checks O, rolled over V) ..."
+LOAD_EXTRA=() PERIOD=50
 count() { head -1 "$WORK/$1.replay" | sed -E "s/(^|.*[ (;])$2 ([0-9]+).*/\2/"; }
 
 HOMED=(--tick-cpus 1,2 --tick-cgroup "tick,cpus=1")
@@ -67,6 +69,14 @@ LOAD_EXTRA=()
 (($(count process tick) > 100)) || fail "too few wake-ups of a process tick's threads traced"
 (($(count process helpers) > 0)) || fail "no helper joined a process tick: the helper rule was not checked"
 
+# OpenTTD's shape: 30 ms ticks due within 60 ms, one in 5 a 30 ms spike
+# after which the runner runs the tick due meanwhile back to back (measured
+# in a probe: 49 roll-over checks, all rolled over)
+LOAD_EXTRA=(--deadline-ms 60 --spike-ms 30 --spike-pct 20 --game-server) PERIOD=30
+trace_case catchup 8 1 12 --tick-cpus 1,2 --tick-cgroup tick,tick=process,period=30,deadline=60
+LOAD_EXTRA=() PERIOD=50
+(($(count catchup "rolled over") > 0)) || fail "no process tick rolled over: the roll-over rule was not checked"
+
 # A deliberately altered model must disagree with BPF on trace $2, or the
 # replay could not tell that rule ($3: what the altered model does).
 altered() {
@@ -85,4 +95,5 @@ altered steal-over-late-local heavy "a tick CPU steals while its own head is lat
 # runners blocked mid-tick came back inside their ticks
 altered wake-ticks blocking "every wake-up starts a tick"
 altered no-helpers process "a process's light threads start and split its ticks"
+altered no-roll-over catchup "a process's tick never rolls over into the next"
 check_dmesg_clean

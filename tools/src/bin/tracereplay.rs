@@ -24,6 +24,8 @@ enum Alter {
     NoHelpers,
     /// The model counts no miss for a process's step that starts late.
     NoLateSteps,
+    /// The model never rolls a process's tick over into the next.
+    NoRollOver,
 }
 
 #[derive(Debug, Parser)]
@@ -57,6 +59,7 @@ fn main() -> Result<()> {
         Some(Alter::WakeTicks) => Model::WakeTicks,
         Some(Alter::NoHelpers) => Model::NoHelpers,
         Some(Alter::NoLateSteps) => Model::NoLateSteps,
+        Some(Alter::NoRollOver) => Model::NoRollOver,
     };
     let records = trace::parse(&bytes);
     if args.wakes {
@@ -72,7 +75,7 @@ fn main() -> Result<()> {
     println!(
         "replayed {} decisions (local {local}, global {global}, steal {steal}, nothing {nothing}; \
          raced {}; yield checks {}, yielded {}, parked {}; wakes {}, continued {}, \
-         of a process tick {}, helpers {}) through the model ({model:?}): {} disagreements",
+         of a process tick {}, helpers {}; roll-over checks {}, rolled over {}) through the model ({model:?}): {} disagreements",
         r.decisions,
         r.raced,
         r.yield_checks,
@@ -82,6 +85,8 @@ fn main() -> Result<()> {
         r.continued,
         r.proc_wakes,
         r.helpers,
+        r.roll_over_checks,
+        r.rolled_over,
         r.disagreements
     );
     for e in &r.examples {
