@@ -509,7 +509,7 @@ static bool proc_roll_over(struct task_struct *p, struct task_ctx *tctx, u64 now
 	struct decision *d;
 	bool rolled;
 
-	if (!tctx->in_tick || tctx->helper || !tctx->grid || SCX_TICK_BREAK_NOROLLOVER)
+	if (!tctx->in_tick || tctx->helper || !tctx->grid)
 		return false;
 	if (period < MIN_RUNNER_SLICE_NS)
 		period = MIN_RUNNER_SLICE_NS;
@@ -521,7 +521,7 @@ static bool proc_roll_over(struct task_struct *p, struct task_ctx *tctx, u64 now
 		return false;
 	d = trace_roll_over_begin(tctx, now, tctx->tick_runtime + ran);
 	deadline = next + group_deadline(tctx->group);
-	rolled = done_at(tctx->tick_runtime + ran, tctx->mspt) &&
+	rolled = done_at(tctx->tick_runtime + ran, tctx->mspt) && !SCX_TICK_BREAK_NOROLLOVER &&
 		 proc_tick_begin(pt, tctx->grid, next, deadline, lookup_group_stats(tctx->group));
 	if (rolled) {
 		pt->rolled = true;
