@@ -12,6 +12,9 @@ SCX_PID=""
 
 fail() { echo "FAIL: $*" >&2; dump_scx; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
+# A skip for a fact of the platform, not of the set-up (the only skips
+# that CI, CI=true, does not count as failures: scripts/test.sh).
+skip_platform() { echo "SKIP (platform): $*" >&2; exit 77; }
 # need CMD...: the commands scripts/setup.sh installs; missing, the
 # scenario skips, or fails after setup (scripts/test.sh sets SCX_TICK_SET_UP).
 need() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a kernel without sched_ext, scx_tick exits non-zero and says so.
 source "$(dirname "$0")/../lib.sh"
-[[ -e /sys/kernel/sched_ext ]] && skip "this host kernel has sched_ext"
+[[ -e /sys/kernel/sched_ext ]] && skip_platform "this host kernel has sched_ext"
 set +e
 "$SCX" >"$WORK/out" 2>"$WORK/err"
 rc=$?

@@ -24,15 +24,17 @@ run_case() { # name, scx flags...
   read_totals
   ops=$(awk '/metrc:.* cpu /{print $5}' "$WORK/$name.stress")
   note "$name: tick CPUs busy $busy %; lends=$tot_lends other=$tot_dispatch_other hog bogo-ops=$ops; $(grep total: "$WORK/$name.load")"
-  [[ -n "$ops" && "${ops%.*}" -gt 0 ]] || fail "$name: the hogs made no progress"
+  # 1336-2316 bogo-ops in records/tests 2026-11-24 to 26
+  [[ -n "$ops" && "${ops%.*}" -ge 1000 ]] || fail "$name: the hogs made ${ops:-no} bogo-ops (allowed: 1000 or more)"
 }
 
 # 6 hogs and 2 runners using 4 % of a CPU each: lent, the tick CPUs are
-# nearly always busy; not lent, nearly always idle
+# nearly always busy; not lent, nearly always idle (records/tests 2026-11-24
+# to 26: busy 91-96 % with 2069-2432 lends for 320 ticks; 2-5 % not lent)
 run_case mid-tick
-((busy >= 60)) || fail "mid-tick on: the tick CPUs were busy only $busy % of the time beside 6 hogs"
-((tot_lends > 0)) || fail "mid-tick on: tick CPUs never ran other work while runners slept"
+((busy >= 85)) || fail "mid-tick on: the tick CPUs were busy only $busy % of the time beside 6 hogs (allowed: 85 or more)"
+((tot_lends >= 1500)) || fail "mid-tick on: tick CPUs ran other work only $tot_lends times while runners slept (allowed: 1500 or more)"
 run_case no-mid-tick --no-mid-tick
-((busy <= 30)) || fail "--no-mid-tick: the tick CPUs were busy $busy % of the time (lent to the hogs?)"
+((busy <= 10)) || fail "--no-mid-tick: the tick CPUs were busy $busy % of the time (lent to the hogs?; allowed: 10)"
 ((tot_lends == 0)) || fail "--no-mid-tick: tick CPUs were lent $tot_lends times"
 check_dmesg_clean

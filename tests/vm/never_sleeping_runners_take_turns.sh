@@ -23,14 +23,18 @@ stop_scx INT
 python3 - "$WORK/runners.json" "$WORK/probe.json" <<'PY' || fail "a task waited too long: see above"
 import json, sys
 runners, probe = (json.load(open(f)) for f in sys.argv[1:3])
-bound = 1000.0  # ms: well under the 5 s watchdog; turns come every ~100 ms
+# ms: turns come every ~100 ms; records/tests 2026-11-24 to 26: runners'
+# longest mid-tick wait 25-78 ms, the probe's start lateness 5-82 ms, its
+# longest mid-work wait 0-4 ms
+bound = 200.0
+probe_stall = 20.0
 ok = True
 for r in runners["runners"]:
     print(f"# {r['name']}: {r['ticks']} ticks, longest wait for a CPU mid-tick {r['stall_max_ms']:.0f} ms, start lateness max {r['lateness_max_ms']:.0f} ms")
     ok &= r["ticks"] >= 60 * 20 / 3 / 3 and r["stall_max_ms"] < bound
 p = probe["runners"][0]
 print(f"# probe: {p['ticks']} ticks, start lateness max {p['lateness_max_ms']:.0f} ms, longest mid-work wait {p['stall_max_ms']:.0f} ms")
-ok &= p["lateness_max_ms"] < bound and p["stall_max_ms"] < bound
+ok &= p["lateness_max_ms"] < bound and p["stall_max_ms"] < probe_stall
 sys.exit(0 if ok else 1)
 PY
 check_dmesg_clean

@@ -24,7 +24,9 @@ start_scx
 load scx_tick
 [[ "$(sched_state)" == enabled ]] || fail "state after load: $(sched_state)"
 note "EEVDF: $base_storms hackbench rounds, $base_ops hog bogo-ops; scx_tick ${MODE_ARGS[*]}: $storms rounds, $ops bogo-ops"
-((ops * 2 >= base_ops)) || fail "the hogs made $ops bogo-ops under scx_tick, $base_ops under EEVDF"
+# hogs' bogo-ops against EEVDF's: 0.94-1.83 x (BPF), 1.12-1.95 x (userspace)
+# in records/tests 2026-11-24 to 26
+((ops * 4 >= base_ops * 3)) || fail "the hogs made $ops bogo-ops under scx_tick, $base_ops under EEVDF (allowed: 0.75 x)"
 ((storms * 2 >= base_storms && storms > 0)) || fail "$storms hackbench rounds under scx_tick, $base_storms under EEVDF"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
