@@ -28,25 +28,32 @@ wait_sched_state() { # WANT [SECS] [PID]
 die() { echo "[scx_tick] error: $*" >&2; exit 1; }
 
 # One JSON line for a scenario's run into RECORDS: its name, result, seconds,
-# commit and the figures it printed (its "# " lines) and failures.
-# Fails (with a message) when the record cannot be written.
+# commit and the figures it printed (its "# " lines) and failures. A run
+# retried after an emulator fault (scripts/test.sh's "RETRY" line) leaves
+# one line per attempt ("attempt": 1, result "emulator fault", then 2;
+# the seconds are the two attempts'). Fails (with a message) when the record
+# cannot be written.
 keep_record() { # NAME RC SECONDS OUTPUT RECORDS COMMIT
   python3 - "$@" >>"$5" <<'PY' || { echo "keep_record: could not write $1's record to $5" >&2; return 1; }
 import datetime, json, sys
 name, rc, secs, out, _, commit = sys.argv[1:7]
 lines = open(out, errors="replace").read().splitlines()
-print(json.dumps({
-    "scenario": name,
-    "result": {"0": "pass", "77": "skip"}.get(rc, "fail"),
-    "seconds": int(secs),
-    "commit": commit,
-    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
-    "figures": [l[2:] for l in lines if l.startswith("# ")],
-    "failures": [l for l in lines if l.startswith("FAIL")],
-    # an emulator fault's retry (scripts/test.sh), and why a scenario skipped
-    "retries": [l for l in lines if l.startswith("RETRY")],
-    "skips": [l for l in lines if l.startswith("SKIP")],
-}))
+retry = next((i for i, l in enumerate(lines) if l.startswith("RETRY")), None)
+attempts = [(lines, rc)] if retry is None else [(lines[: retry + 1], "fault"), (lines[retry + 1 :], rc)]
+for n, (part, result) in enumerate(attempts, 1):
+    print(json.dumps({
+        "scenario": name,
+        "result": {"0": "pass", "77": "skip", "fault": "emulator fault"}.get(result, "fail"),
+        "attempt": n,
+        "seconds": int(secs),
+        "commit": commit,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+        "figures": [l[2:] for l in part if l.startswith("# ")],
+        "failures": [l for l in part if l.startswith("FAIL")],
+        # an emulator fault's retry (scripts/test.sh), and why a scenario skipped
+        "retries": [l for l in part if l.startswith("RETRY")],
+        "skips": [l for l in part if l.startswith("SKIP")],
+    }))
 PY
 }
 
