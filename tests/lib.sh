@@ -11,6 +11,8 @@ WORK="$(mktemp -d /tmp/scx_test.XXXXXX)"
 SCX_PID=""
 
 fail() { echo "FAIL: $*" >&2; dump_scx; exit 1; }
+# fail marked "[catches NAMES]" (bpf/breakages.h): scripts/mutants.sh counts only a marked failure as a catch
+fail_catches() { echo "FAIL${1:+ [catches $1]}: ${*:2}" >&2; dump_scx; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 # A skip for a fact of the platform, not of the set-up (the only skips
 # that CI, CI=true, does not count as failures: scripts/test.sh).
@@ -163,7 +165,7 @@ cd "$WORK"
 
 # The stats scenarios (BPF and userspace mode): scx_tick's exit summary
 # against tickload's own --json counts in $WORK/heavy.json and light.json.
-check_heavy_light_misses() {
+check_heavy_light_misses() { # [the breakages its heavy-misses check catches]
   grep "scx_tick summary:" "$WORK/scx.out" | sed 's/^/# /'
   local scx_heavy scx_light own_heavy own_light own_light_ticks
   scx_heavy=$(group_stat heavy misses)
@@ -173,7 +175,7 @@ check_heavy_light_misses() {
   note "heavy: scx_tick ${MODE_ARGS[*]} $scx_heavy misses, tickload $own_heavy; light: scx_tick $scx_light, tickload $own_light"
   ((own_heavy > 100)) || fail "the heavy group should miss nearly every tick (tickload: $own_heavy)"
   python3 -c "import sys; a,b=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if abs(a-b) <= 0.05*b else 1)" \
-    "$scx_heavy" "$own_heavy" || fail "heavy misses differ by more than 5%: scx_tick $scx_heavy, tickload $own_heavy"
+    "$scx_heavy" "$own_heavy" || fail_catches "${1:-}" "heavy misses differ by more than 5%: scx_tick $scx_heavy, tickload $own_heavy"
   # The light group agrees both ways: a miss of the light workload (an
   # emulation stall of the whole guest, or a runner started late) is a miss
   # scx_tick must count too. Every thread of the group is a runner to the

@@ -30,7 +30,7 @@ trace_case() { # name, hogs, runners, work ms, scx flags...
   stop_scx INT
   [[ $SCX_RC -eq 0 ]] || fail "$name: exit status $SCX_RC"
   grep "decision trace:" "$WORK/scx.err" | sed 's/^/# /'
-  "$TRACEREPLAY" "$WORK/$name.trace" >"$WORK/$name.replay" || { cat "$WORK/$name.replay"; fail "$name: BPF and the model disagree"; }
+  "$TRACEREPLAY" "$WORK/$name.trace" >"$WORK/$name.replay" || { cat "$WORK/$name.replay"; fail_catches "nosteal steal-early noparked hometurn waketicks nohelpers norollover" "$name: BPF and the model disagree"; }
   note "$name: $(head -1 "$WORK/$name.replay")"
 }
 # "replayed N decisions (local L, global G, steal S, nothing X; raced R;
@@ -75,7 +75,7 @@ LOAD_EXTRA=()
 LOAD_EXTRA=(--deadline-ms 60 --spike-ms 30 --spike-pct 20 --game-server) PERIOD=30
 trace_case catchup 8 1 12 --tick-cpus 1,2 --tick-cgroup tick,tick=process,period=30,deadline=60
 LOAD_EXTRA=() PERIOD=50
-(($(count catchup "rolled over") > 0)) || fail "no process tick rolled over: the roll-over rule was not checked"
+(($(count catchup "rolled over") > 0)) || fail_catches norollover "no process tick rolled over: the roll-over rule was not checked"
 
 # A deliberately altered model must disagree with BPF on trace $2, or the
 # replay could not tell that rule ($3: what the altered model does).

@@ -33,7 +33,7 @@ wait $load || fail "the load failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 grep "scx_tick summary:" "$WORK/scx.out" | sed 's/^/# /'
-python3 - "$WORK" <<'PY' || fail "the helper did not work to its tick's deadline (see above)"
+python3 - "$WORK" <<'PY' || fail_catches noinherit "the helper did not work to its tick's deadline (see above)"
 import json, sys
 w = sys.argv[1]
 pct = lambda n: json.load(open(f"{w}/{n}.json"))["miss_pct"]

@@ -19,11 +19,11 @@ taskset -c 1 stress-ng --cpu 2 --timeout 10s --metrics-brief >"$WORK/pinned" 2>&
 wait $probe || fail "the pinned probe failed"
 wait $load || fail "tickload failed"
 wait $storm || fail "the fork/pipe storm failed"
-[[ "$(sched_state)" == enabled ]] || fail "scheduler ejected (state $(sched_state))"
+[[ "$(sched_state)" == enabled ]] || fail_catches stall "scheduler ejected (state $(sched_state))"
 ops=$(awk '/metrc:.* cpu /{print $5}' "$WORK/pinned")
 note "tasks pinned to tick CPU 1: bogo-ops $ops; $(grep total: "$WORK/load")"
-[[ -n "$ops" && "${ops%.*}" -gt 0 ]] || fail "tasks pinned to a tick CPU made no progress"
-python3 - "$WORK/probe.json" <<'PY' || fail "a task pinned to the tick CPU waited too long"
+[[ -n "$ops" && "${ops%.*}" -gt 0 ]] || fail_catches stall "tasks pinned to a tick CPU made no progress"
+python3 - "$WORK/probe.json" <<'PY' || fail_catches stall "a task pinned to the tick CPU waited too long"
 import json, sys
 p = json.load(open(sys.argv[1]))["total"]
 print(f"# pinned probe: {p['ticks']} of 1000 ticks, start lateness max {p['lateness_max_ms']:.0f} ms, "
@@ -46,8 +46,8 @@ sleep 1
 taskset -c 1 "$TICKLOAD" -n 1 --work-ms 1 --period-ms 20 --duration-s 6 --json >"$WORK/probe.json" ||
   fail "the pinned probe beside the never-sleeping runner failed"
 wait $load || fail "tickload failed"
-[[ "$(sched_state)" == enabled ]] || fail "scheduler ejected beside a never-sleeping runner (state $(sched_state))"
-python3 - "$WORK/probe.json" <<'PY' || fail "a task pinned to a never-sleeping runner's CPU waited too long"
+[[ "$(sched_state)" == enabled ]] || fail_catches stall "scheduler ejected beside a never-sleeping runner (state $(sched_state))"
+python3 - "$WORK/probe.json" <<'PY' || fail_catches stall "a task pinned to a never-sleeping runner's CPU waited too long"
 import json, sys
 p = json.load(open(sys.argv[1]))["total"]
 print(f"# beside a never-sleeping runner: pinned probe {p['ticks']} of 300 ticks, start lateness max "

@@ -19,11 +19,11 @@ probe=$!
 wait $probe || fail "the nice-19 probe failed"
 wait $niced || fail "the nice-19 hog failed"
 wait $hogs || fail "the hogs failed"
-[[ "$(sched_state)" == enabled ]] || fail "scheduler ejected (state $(sched_state)): $(grep -m1 "error: EXIT" "$WORK/scx.err")"
+[[ "$(sched_state)" == enabled ]] || fail_catches nicestall "scheduler ejected (state $(sched_state)): $(grep -m1 "error: EXIT" "$WORK/scx.err")"
 ops=$(awk '/metrc:.* cpu /{print $5}' "$WORK/niced")
 note "nice-19 hog beside 24 hogs: bogo-ops $ops"
-[[ -n "$ops" && "${ops%.*}" -gt 0 ]] || fail "the nice-19 hog made no progress"
-python3 - "$WORK/probe.json" <<'PY' || fail "the nice-19 probe waited too long for a CPU"
+[[ -n "$ops" && "${ops%.*}" -gt 0 ]] || fail_catches nicestall "the nice-19 hog made no progress"
+python3 - "$WORK/probe.json" <<'PY' || fail_catches nicestall "the nice-19 probe waited too long for a CPU"
 import json, sys
 p = json.load(open(sys.argv[1]))["total"]
 print(f"# nice-19 probe: {p['ticks']} of 140 ticks, start lateness max {p['lateness_max_ms']:.0f} ms, "

@@ -40,7 +40,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
-python3 - "$WORK" $SECS $ROUNDS <<'PY' || fail "the overloaded server cost its neighbour its ticks: see above"
+python3 - "$WORK" $SECS $ROUNDS <<'PY' || fail_catches "nodemote overrunkeeps" "the overloaded server cost its neighbour its ticks: see above"
 import json, sys
 w, secs, rounds = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 runs = {n: [json.load(open(f"{w}/{n}-{r}.json")) for r in range(1, rounds + 1)]

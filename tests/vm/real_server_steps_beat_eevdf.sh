@@ -67,14 +67,14 @@ note "scx_tick counted $tps ticks/s and $mps misses/s for the 4 servers; they ma
 # per step; 1.22-1.23 while the main and connection threads' own wake-ups
 # started ticks too, the nohelpers breakage)
 (($(calc "($per_step >= 0.9 && $per_step <= 1.1)" 0))) \
-  || fail "scx_tick counted $per_step ticks per server step, not within 10 % (helpers' wake-ups counted as steps?)"
+  || fail_catches nohelpers "scx_tick counted $per_step ticks per server step, not within 10 % (helpers' wake-ups counted as steps?)"
 # scx_tick's misses are the servers' late steps: a late step's wake-up
 # came late and the step ended in time, so only its start shows it
 # (measured 1.05 misses per late step, 0.60 misses/s for 0.57 late steps/s;
 # 0.08-0.13 per late step before late starts were counted, the
 # nolatesteps breakage)
 (($(calc "($mps >= $lps * 0.5 - 0.1 && $mps <= $lps * 2 + 1)" 0))) \
-  || fail "scx_tick counted $mps misses/s for $lps late steps/s, not between 0.5 x - 0.1 and 2 x + 1"
+  || fail_catches nolatesteps "scx_tick counted $mps misses/s for $lps late steps/s, not between 0.5 x - 0.1 and 2 x + 1"
 ((scx_late * eevdf_steps * 4 <= eevdf_late * scx_steps * 3)) \
   || fail "scx_tick: $(pct $scx_late $scx_steps) % of steps late, more than 0.75 x EEVDF's $(pct $eevdf_late $eevdf_steps) %"
 check_dmesg_clean

@@ -50,7 +50,7 @@ start_scx --tick-cgroup tick --trace-decisions "$WORK/near.trace"
 "$TICKLOAD" "${LOAD[@]}" >/dev/null || fail "tickload under traced scx_tick failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "traced scx_tick: exit status $SCX_RC"
-"$TRACEREPLAY" "$WORK/near.trace" >"$WORK/near.replay" || { head -5 "$WORK/near.replay"; fail "BPF's probes are not the model's nearest-first order"; }
+"$TRACEREPLAY" "$WORK/near.trace" >"$WORK/near.replay" || { head -5 "$WORK/near.replay"; fail_catches nolocality "BPF's probes are not the model's nearest-first order"; }
 note "traced: $(head -1 "$WORK/near.replay")"
 grep -qE '[ (]steal [1-9]' "$WORK/near.replay" || fail "the traced run never stole: the probe order was not checked"
 kill "$HOGS" 2>/dev/null || true

@@ -33,7 +33,7 @@ run_case() { # name, scx flags...
 }
 
 run_case default
-((tot_dispatch_stolen > 0)) || fail "default threshold: no steal although a runner waited 10 ms"
+((tot_dispatch_stolen > 0)) || fail_catches nosteal "default threshold: no steal although a runner waited 10 ms"
 # soft pinning: homed on CPU 1, yet ticks really ran on CPU 2 too
 python3 - "$WORK/default.load" <<'PY' || fail "no tick ran on CPU 2 although steals were counted"
 import json, sys
@@ -57,7 +57,7 @@ run_case high-threshold --steal-threshold-ms 40
 late=$(late_ticks high-threshold 20)
 note "high-threshold: $tot_dispatch_stolen steals, $late ticks started more than 20 ms late"
 ((tot_dispatch_stolen <= late)) ||
-  fail "threshold 40 ms: $tot_dispatch_stolen steals but only $late ticks started more than 20 ms late"
+  fail_catches steal-early "threshold 40 ms: $tot_dispatch_stolen steals but only $late ticks started more than 20 ms late"
 run_case no-stealing --no-work-stealing
 ((tot_dispatch_stolen == 0)) || fail "--no-work-stealing: $tot_dispatch_stolen steals"
 check_dmesg_clean
