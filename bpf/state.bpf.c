@@ -148,6 +148,8 @@ struct task_ctx {
 	u64 deadline;       /* absolute deadline of the current tick */
 	u64 tick_runtime;   /* CPU time of the current tick so far */
 	u64 mspt;           /* EWMA of CPU time per tick (MSPT in CanvasMC's Affinity scheduler): predicts */
+	u64 step_cpu;       /* EWMA of its CPU time in its process's steps that began at a wake-up and ended in a sleep (proc_roll_over()) */
+	bool step_woke;     /* its tick in progress began at a wake-up (not a roll-over or a replenishment) */
 	u64 last_wake;
 	u64 wake_interval;  /* EWMA of the time between wake-ups, predicts the next tick */
 	u64 run_start;      /* when it last got a CPU */
@@ -185,7 +187,6 @@ struct proc_tick {
 	u64 heavy;          /* the MSPT of its heaviest thread (proc_helper()) */
 	u64 heavy_at;       /* when that thread last woke */
 	u32 heavy_tid;
-	bool rolled;        /* its tick in progress began at a roll-over this busy spell (proc_roll_over()) */
 };
 
 struct {

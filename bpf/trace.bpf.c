@@ -189,10 +189,12 @@ static __always_inline void trace_proc_wake_end(struct decision *d, struct task_
 /*
  * --trace-decisions: a process's tick at work past its next grid point
  * (proc_roll_over()): the thread's tick, its CPU time in it (@runtime) and
- * usual, before; whether it rolled over (@next: the tick it rolled into,
+ * a step's usual (step_cpu, in the mspt field) and when the tick before
+ * started, before; whether it rolled over (@next: the tick it rolled into,
  * 0: none) after.
  */
-static __always_inline struct decision *trace_roll_over_begin(struct task_ctx *tctx, u64 now,
+static __always_inline struct decision *trace_roll_over_begin(struct task_ctx *tctx,
+							      struct proc_tick *pt, u64 now,
 							      u64 runtime)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
@@ -206,12 +208,13 @@ static __always_inline struct decision *trace_roll_over_begin(struct task_ctx *t
 	d->grid_before = tctx->grid;
 	d->own_deadline = tctx->deadline;
 	d->ran = runtime;
-	d->mspt = tctx->mspt;
+	d->mspt = tctx->step_cpu;
+	d->proc_started = pt->started;
 	return d;
 }
 
 static __always_inline void trace_roll_over_end(struct decision *d, struct proc_tick *pt, u64 next,
-						u64 deadline)
+						u64 deadline, u64 late)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
 
@@ -219,6 +222,7 @@ static __always_inline void trace_roll_over_end(struct decision *d, struct proc_
 		return;
 	d->grid_after = next;
 	d->deadline_after = next ? deadline : 0;
+	d->late_step = late;
 	/* another thread of the process moved its tick meanwhile */
 	d->raced = !next && pt->grid != d->grid_before;
 	trace_end(cctx);

@@ -627,11 +627,6 @@ pub struct ProcessTick {
     pub heavy: u64,
     pub heavy_tid: u32,
     pub heavy_at: u64,
-    /// Its tick in progress began at a roll-over ([`roll_over`]) in this
-    /// busy spell: no other does until its threads have all slept.
-    ///
-    /// [`roll_over`]: ProcessTick::roll_over
-    pub rolled: bool,
 }
 
 impl ProcessTick {
@@ -678,17 +673,9 @@ impl ProcessTick {
 
     /// A thread is awake from `now` on (BPF: `proc_awake()`): did it wake
     /// the process after a quarter period or more asleep in all?
-    /// A wake-up of the process after all its threads slept ends a busy
-    /// spell: its tick may roll over again ([`roll_over`]).
-    ///
-    /// [`roll_over`]: ProcessTick::roll_over
     pub fn awake(&mut self, now: u64, period: u64) -> bool {
         self.busy += 1;
-        if self.busy > 1 {
-            return false;
-        }
-        self.rolled = false;
-        now.saturating_sub(self.idle_since) >= period / 4
+        self.busy == 1 && now.saturating_sub(self.idle_since) >= period / 4
     }
 
     /// A thread goes to sleep at `now` (BPF: `proc_asleep()`).
@@ -779,21 +766,25 @@ impl ProcessTick {
 
     /// A thread of the process still at work at `now`, in the tick at
     /// `from` due at `deadline`, having had `tick_runtime` of CPU time in
-    /// it where its ticks usually take `mspt` (BPF: `proc_roll_over()`, at
-    /// each scheduler tick): past the next grid point, before its
-    /// deadline, its usual work done, the tick rolls over into the next,
-    /// due `rel_deadline` after that grid point, counted, and the one
-    /// before ends in time. A server that runs late steps back to back to
-    /// catch up (OpenTTD) runs two steps in one busy spell: counted as one
-    /// tick until its deadline, the spell ended past it (OpenTTD: 4.96
-    /// misses per late tick it logged), and ticks per second read below
-    /// the server's steps (0.84-0.96). Once per busy spell ([`rolled`]):
-    /// a step that overran, or a process that never sleeps, is missed at
-    /// its next deadline as before. Only where the deadline is past the
-    /// next grid point (`deadline` > `from` + `period`). Returns the tick
-    /// it works for next (grid, deadline) when it rolled over.
-    ///
-    /// [`rolled`]: ProcessTick::rolled
+    /// it where a step usually takes it `step_cpu` (BPF: `proc_roll_over()`,
+    /// at each scheduler tick; `step_cpu` is learnt only from steps that
+    /// began at a wake-up and ended in a sleep, 0: none yet): past the next
+    /// grid point, before its deadline, a step's work done, the tick rolls
+    /// over into the next, due `rel_deadline` after that grid point,
+    /// counted, and the one before ends in time. A server that runs late
+    /// steps back to back to catch up (OpenTTD) runs several steps in one
+    /// busy spell: as one tick it ended past its deadline (OpenTTD: 4.96
+    /// misses per late tick it logged) and ticks per second read below the
+    /// server's steps (0.84-0.96); rolled over once per spell, a catch-up of
+    /// 10-25 periods was still a miss every period after the first (5.44
+    /// per late tick). A process that never sleeps has no such step and
+    /// never rolls over: missed every period, as the grid says. A roll-over
+    /// more than 1.5 periods after the tick before started is a late step
+    /// ([`late_step`] with no quiet spell: the thread waited for a CPU
+    /// mid-spell, and the server logs that step late though the spell's
+    /// deadlines are kept). Only in a group whose deadline is longer than
+    /// its period. Returns the tick it works for next (grid, deadline) when
+    /// it rolled over.
     #[allow(clippy::too_many_arguments)]
     pub fn roll_over(
         &mut self,
@@ -803,26 +794,53 @@ impl ProcessTick {
         rel_deadline: u64,
         now: u64,
         tick_runtime: u64,
-        mspt: u64,
+        step_cpu: u64,
     ) -> Option<(u64, u64)> {
+        // with a deadline of one period, a tick that began at a wake-up
+        // after its grid point is due just after the next one: rolling
+        // over there counted 54-61 misses for none in
+        // vm/stats_follow_the_period_grid's process case
         let next = from + period.max(MIN_RUNNER_SLICE_NS);
-        if self.grid != Some(from)
-            || self.rolled
+        if rel_deadline <= period
+            || self.grid != Some(from)
             || now < next
             || now >= deadline
-            || !tick_done(tick_runtime, mspt)
+            || step_cpu == 0
+            || !tick_done(tick_runtime, step_cpu)
         {
             return None;
         }
         self.begin(next, next + rel_deadline, now);
-        self.rolled = true;
         Some((next, next + rel_deadline))
+    }
+
+    /// A thread's usual CPU time in a step (`step_cpu` of [`roll_over`]),
+    /// as a tick it worked for ends (BPF: `proc_tick_join()`): learnt from
+    /// `tick_runtime` only when that tick began at a wake-up (`began_woken`)
+    /// and the thread slept before the next (`woke`): a tick ended by a
+    /// roll-over or a replenishment was part of a longer spell.
+    pub fn learn_step_cpu(step_cpu: u64, tick_runtime: u64, began_woken: bool, woke: bool) -> u64 {
+        if began_woken && woke {
+            ewma(step_cpu, tick_runtime)
+        } else {
+            step_cpu
+        }
     }
 
     fn begin(&mut self, grid: u64, deadline: u64, start: u64) {
         self.grid = Some(grid);
         self.deadline = deadline;
         self.started = Some(start);
+    }
+}
+
+/// A runner's learnt CPU time per tick moves a quarter of the way to each
+/// new `sample` (BPF: `ewma()`); the first sample is taken whole.
+pub fn ewma(avg: u64, sample: u64) -> u64 {
+    if avg == 0 {
+        sample
+    } else {
+        (avg * 3 + sample) / 4
     }
 }
 

@@ -104,15 +104,16 @@ fn is_roll_over_check(d: &decision) -> bool {
 }
 
 /// Replay one check of a process's tick at work past its next grid point
-/// (BPF: `proc_roll_over()`): does it roll over, into which tick? Traced
-/// only while the process's tick is the thread's and has not rolled over
-/// in this busy spell.
+/// (BPF: `proc_roll_over()`): does it roll over, into which tick, and is
+/// that a late step? Traced while the process's tick is the thread's.
 fn replay_roll_over(d: &decision, model: Model) -> Result<(), String> {
     let mut pt = dispatch::ProcessTick {
         grid: Some(d.grid_before),
+        started: (d.proc_started != 0).then_some(d.proc_started),
         ..Default::default()
     };
-    let want = pt
+    let prev = pt.started;
+    let rolled = pt
         .roll_over(
             d.grid_before,
             d.own_deadline,
@@ -123,11 +124,19 @@ fn replay_roll_over(d: &decision, model: Model) -> Result<(), String> {
             d.mspt,
         )
         .filter(|_| model != Model::NoRollOver);
-    let bpf = (d.grid_after != 0).then_some((d.grid_after, d.deadline_after));
+    // more than 1.5 periods after the tick before started: a late step
+    let late = rolled
+        .and_then(|_| dispatch::late_step(prev, 0, d.period_ns, d.now))
+        .filter(|_| model != Model::NoLateSteps);
+    let want = (rolled, late);
+    let bpf = (
+        (d.grid_after != 0).then_some((d.grid_after, d.deadline_after)),
+        (d.late_step != 0).then_some(d.late_step),
+    );
     if d.raced == 0 && want != bpf {
         return Err(format!(
-            "a process's tick at {} due {} at work at {} ({} ns of CPU, usual {}): \
-             BPF rolled over into {bpf:?}, the model {want:?}",
+            "a process's tick at {} due {} at work at {} ({} ns of CPU, a step's {}): \
+             BPF (rolled over into, late step) {bpf:?}, the model {want:?}",
             d.grid_before, d.own_deadline, d.now, d.ran, d.mspt
         ));
     }
