@@ -484,7 +484,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		 */
 		if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0 || other_owed(cctx, now))
 			p->scx.slice = 0;
-	} else if (tctx->in_tick && proc_roll_over(p, tctx, now, ran)) {
+	} else if (proc_roll_over(p, tctx, now, ran)) {
 		/* its CPU time so far went to the tick before */
 		tctx->run_start = now;
 		ran = 0;

@@ -318,6 +318,7 @@ static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 star
 		deadline = pt->deadline;
 	if (grid != tctx->grid || !tctx->in_tick) {
 		if (grid != tctx->grid) {
+			/* dispatch::ProcessTick::learn_step_cpu() */
 			if (woke && tctx->step_woke)
 				tctx->step_cpu = ewma(tctx->step_cpu, tctx->tick_runtime);
 			tctx->step_woke = woke;

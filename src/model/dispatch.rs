@@ -784,7 +784,8 @@ impl ProcessTick {
     /// mid-spell, and the server logs that step late though the spell's
     /// deadlines are kept). Only in a group whose deadline is longer than
     /// its period. Returns the tick it works for next (grid, deadline) when
-    /// it rolled over.
+    /// it rolled over, and [`late_step`]'s latest on-time start when that
+    /// is a late step.
     #[allow(clippy::too_many_arguments)]
     pub fn roll_over(
         &mut self,
@@ -795,7 +796,7 @@ impl ProcessTick {
         now: u64,
         tick_runtime: u64,
         step_cpu: u64,
-    ) -> Option<(u64, u64)> {
+    ) -> Option<(u64, u64, Option<u64>)> {
         // with a deadline of one period, a tick that began at a wake-up
         // after its grid point is due just after the next one: rolling
         // over there counted 54-61 misses for none in
@@ -810,8 +811,9 @@ impl ProcessTick {
         {
             return None;
         }
+        let late = late_step(self.started, 0, period, now);
         self.begin(next, next + rel_deadline, now);
-        Some((next, next + rel_deadline))
+        Some((next, next + rel_deadline, late))
     }
 
     /// A thread's usual CPU time in a step (`step_cpu` of [`roll_over`]),

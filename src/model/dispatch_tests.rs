@@ -470,18 +470,17 @@ fn catch_up_steps_back_to_back_are_ticks_of_their_own() {
                     ticks += counted as u64;
                     own = Some((g, d));
                     (runtime, woken) = (0, false);
-                } else if let before = pt.started
-                    && roll
-                    && let Some(next) =
+                } else if roll
+                    && let Some((g, d, late)) =
                         pt.roll_over(grid, deadline, P, 2 * P, at, runtime, step_cpu)
                 {
                     // a roll-over 1.5 periods after the tick before started:
                     // the thread waited mid-spell, a late step
-                    if late_step(before, 0, P, at).is_some() {
-                        misses += pt.miss(next.0) as u64;
+                    if late.is_some() {
+                        misses += pt.miss(g) as u64;
                     }
                     ticks += 1;
-                    own = Some(next);
+                    own = Some((g, d));
                     (runtime, woken) = (0, false);
                 }
             }
@@ -525,7 +524,7 @@ fn catch_up_steps_back_to_back_are_ticks_of_their_own() {
     assert_eq!(roll(&mut pt, grid + P, 30 * MS, 0), None);
     assert_eq!(
         roll(&mut pt, grid + P, 20 * MS, 20 * MS),
-        Some((grid + P, grid + 3 * P))
+        Some((grid + P, grid + 3 * P, None))
     );
     assert_eq!(pt.started, Some(grid + P));
     // another thread of the tick before joins the one rolled into
@@ -534,7 +533,14 @@ fn catch_up_steps_back_to_back_are_ticks_of_their_own() {
     let (g, d) = (grid + P, grid + 3 * P);
     assert_eq!(
         pt.roll_over(g, d, P, 2 * P, g + P, 20 * MS, 20 * MS),
-        Some((g + P, g + 3 * P))
+        Some((g + P, g + 3 * P, None))
+    );
+    // 1.5 periods after the one before started (the thread waited for a
+    // CPU mid-spell): a late step
+    let (g, d) = (g + P, g + 3 * P);
+    assert_eq!(
+        pt.roll_over(g, d, P, 2 * P, g + P + 20 * MS, 20 * MS, 20 * MS),
+        Some((g + P, g + 3 * P, Some(g + P + P / 2)))
     );
     // a deadline of one period: never, not even for a tick that began at
     // a wake-up after its grid point, due just after the next one

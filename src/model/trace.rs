@@ -112,7 +112,6 @@ fn replay_roll_over(d: &decision, model: Model) -> Result<(), String> {
         started: (d.proc_started != 0).then_some(d.proc_started),
         ..Default::default()
     };
-    let prev = pt.started;
     let rolled = pt
         .roll_over(
             d.grid_before,
@@ -124,11 +123,10 @@ fn replay_roll_over(d: &decision, model: Model) -> Result<(), String> {
             d.mspt,
         )
         .filter(|_| model != Model::NoRollOver);
-    // more than 1.5 periods after the tick before started: a late step
     let late = rolled
-        .and_then(|_| dispatch::late_step(prev, 0, d.period_ns, d.now))
+        .and_then(|(_, _, late)| late)
         .filter(|_| model != Model::NoLateSteps);
-    let want = (rolled, late);
+    let want = (rolled.map(|(grid, deadline, _)| (grid, deadline)), late);
     let bpf = (
         (d.grid_after != 0).then_some((d.grid_after, d.deadline_after)),
         (d.late_step != 0).then_some(d.late_step),
