@@ -535,7 +535,7 @@ static bool proc_roll_over(struct task_struct *p, struct task_ctx *tctx, u64 now
 	pt = proc_tick_of(p, tctx->group);
 	if (!pt || pt->grid != tctx->grid)
 		return false;
-	d = trace_roll_over_begin(tctx, pt, now, tctx->tick_runtime + ran);
+	d = trace_roll_over_begin(p, tctx, pt, now, tctx->tick_runtime + ran);
 	deadline = next + group_deadline(tctx->group);
 	rolled = tctx->step_cpu && done_at(tctx->tick_runtime + ran, tctx->step_cpu) &&
 		 !SCX_TICK_BREAK_NOROLLOVER &&

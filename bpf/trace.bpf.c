@@ -193,7 +193,8 @@ static __always_inline void trace_proc_wake_end(struct decision *d, struct task_
  * started, before; whether it rolled over (@next: the tick it rolled into,
  * 0: none) after.
  */
-static __always_inline struct decision *trace_roll_over_begin(struct task_ctx *tctx,
+static __always_inline struct decision *trace_roll_over_begin(struct task_struct *p,
+							      struct task_ctx *tctx,
 							      struct proc_tick *pt, u64 now,
 							      u64 runtime)
 {
@@ -203,6 +204,7 @@ static __always_inline struct decision *trace_roll_over_begin(struct task_ctx *t
 	if (!trace_decisions || !cctx || !(d = trace_begin(-1, cctx, -1, now)))
 		return NULL;
 	d->kind = TRACE_ROLLOVER;
+	d->tid = p->pid;
 	d->period_ns = group_period(tctx->group);
 	d->rel_deadline_ns = group_deadline(tctx->group);
 	d->grid_before = tctx->grid;

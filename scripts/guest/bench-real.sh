@@ -60,7 +60,7 @@ case "$SERVER" in
     start_servers() { local i; for i in 1 2; do ottd_start s$i; done
       for i in 1 2; do ottd_wait_ticks s$i 60 240 || die "server s$i logged no ticks in 240 s"; done; }
     mark() { ottd_mark; }
-    late() { ottd_late "$1" "$2"; } # due run late seconds behind
+    late() { ottd_late "$1" "$2"; } # due run late seconds behind overdue
     servers_fifo() { ottd_fifo "$1"; }
     stop_servers() { ottd_stop_all; } ;;
   *) die "guest/bench-real.sh: --server $SERVER: allowed: minetest, openttd" ;;
@@ -104,8 +104,9 @@ if server == "minetest":
     steps, late, span, work = sys.argv[10:]
     rec.update(steps=int(steps), late=int(late), seconds=float(span), step_work_ms=float(work))
 else:  # the ticks run count as steps; those due and not run were lost
-    due, run, late, span, behind = sys.argv[10:]
+    due, run, late, span, behind, overdue = sys.argv[10:]
     rec.update(steps=int(run), late=int(late), seconds=float(span), due=int(due), behind=int(behind),
+               overdue=int(overdue),
                lost_pct=100 * max(0, int(due) - int(run)) / max(1, int(due)))
 rec["late_pct"] = 100 * rec["late"] / max(1, rec["steps"])
 if tps != "-":

@@ -99,7 +99,7 @@ pub fn is_wake(d: &decision) -> bool {
     d.kind == trace_kind_TRACE_WAKEUP
 }
 
-fn is_roll_over_check(d: &decision) -> bool {
+pub fn is_roll_over_check(d: &decision) -> bool {
     d.kind == trace_kind_TRACE_ROLLOVER
 }
 

@@ -18,8 +18,8 @@
 #   ottd_wait_ticks NAME N [SECS]  until it has logged N ticks
 #   ottd_mark                      each server's logged tick count (a phase mark)
 #   ottd_late FROM TO              ticks due, ticks run, late ticks, seconds,
-#                                  ticks behind schedule between two marks,
-#                                  over all servers
+#                                  ticks behind schedule, overdue ticks
+#                                  between two marks, over all servers
 #   ottd_fifo PRIORITY             every server thread SCHED_FIFO (0: back)
 #   ottd_stop_all
 OTTD_BIN=/usr/games/openttd
@@ -111,25 +111,34 @@ ottd_ticks() { local n; n=$(wc -l <"$WORK/ottd-$1/ticks.log" 2>/dev/null) || tru
 ottd_wait_ticks() { wait_count ottd_ticks "$1" "$2" "${3:-120}"; }
 ottd_mark() { mark_counts ottd_ticks "${OTTD_NAMES[@]}"; }
 
-# Between two marks, over all servers: "due run late seconds behind". Due:
+# Between two marks, over all servers: "due run late seconds behind
+# overdue". Due:
 # the ticks the marks' wall time holds (30 ms each); run: the ticks the
 # servers logged; late: ticks stamped more than 1.5 ticks after the one
 # before; behind: ticks stamped more than a whole tick after the time the
 # server's own schedule gave them (it runs tick k at start + k x 30 ms, and
 # starts that schedule again from now once more than 5 ticks behind): the
 # phase of the schedule is the earliest stamp's (stamp - k x 30 ms), per
-# stretch between two restarts.
+# stretch between two restarts. Overdue: ticks stamped more than scx_tick's
+# deadline for a tick (OTTD_DEADLINE_MS) after the one before, what its
+# misses mean in the server's log. The stamp is the game script's line,
+# which runs after the tile loop, so its place in a tick moves with the
+# tick's work (10-35 ms of wall time beside hogs): traced beside the logs
+# (4 vCPUs, two servers, 8 hogs, 2026-11-27), ticks begun 30 ms apart were
+# stamped 46-51 ms apart after a quick tick: of 30 gaps of 1.5-2 ticks, 29
+# had no miss of scx_tick near them, of 18 over two ticks 14 had one, and
+# each of its 15 misses came at a gap over 1.5 ticks.
 ottd_late() {
   local from=($1) to=($2) i args=()
   for i in "${!OTTD_NAMES[@]}"; do
     args+=("$WORK/ottd-${OTTD_NAMES[$i]}/ticks.log" "${from[$i]}" "${to[$i]}")
   done
-  python3 - "$OTTD_TICK_MS" "${args[@]}" <<'PY'
+  python3 - "$OTTD_TICK_MS" "$OTTD_DEADLINE_MS" "${args[@]}" <<'PY'
 import sys
-tick_us = float(sys.argv[1]) * 1000
-due = run = late = behind = 0
+tick_us, deadline_us = float(sys.argv[1]) * 1000, float(sys.argv[2]) * 1000
+due = run = late = behind = overdue = 0
 secs = 0.0
-a = sys.argv[2:]
+a = sys.argv[3:]
 for i in range(0, len(a), 3):
     path, lo, hi = a[i], int(a[i + 1]), int(a[i + 2])
     ts = [int(l.split()[0]) for l in open(path)][lo:hi]
@@ -138,6 +147,7 @@ for i in range(0, len(a), 3):
     run += len(ts) - 1
     due += round((ts[-1] - ts[0]) / tick_us)
     late += sum((t - p) > 1.5 * tick_us for p, t in zip(ts, ts[1:]))
+    overdue += sum((t - p) > deadline_us for p, t in zip(ts, ts[1:]))
     secs += (ts[-1] - ts[0]) / 1e6
     # the schedule's restarts (a running phase left 5 ticks behind), then
     # each stretch's phase and the ticks more than a tick behind it
@@ -152,7 +162,7 @@ for i in range(0, len(a), 3):
     for c0, c1 in zip(cuts, cuts[1:]):
         base = min(phases[c0:c1])
         behind += sum(ph - base > tick_us for ph in phases[c0:c1])
-print(due, run, late, f"{secs / max(1, len(a) // 3):.2f}", behind)
+print(due, run, late, f"{secs / max(1, len(a) // 3):.2f}", behind, overdue)
 PY
 }
 

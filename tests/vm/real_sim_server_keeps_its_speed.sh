@@ -29,8 +29,8 @@ phase() { # NAME: SECS seconds, then the servers' ticks due, run and late
   measure_window ottd_mark
   r=$(ottd_late "$WIN_FROM" "$WIN_TO")
   set -- "$1" $r
-  eval "${1}_due=$2 ${1}_run=$3 ${1}_late=$4 ${1}_secs=$5 ${1}_behind=$6 ${1}_hogs=$((WIN_HOGS * 1000000000 / WIN_NS))"
-  note "$1 (at ${SECONDS} s): ran $3 of $2 ticks due (lost $(pct $(($2 > $3 ? $2 - $3 : 0)) "$2") %), $4 late ($(pct "$4" "$3") %), $6 behind schedule ($(pct "$6" "$3") %) in $5 s per server; the hogs ran $(calc "$WIN_HOGS / 100 / ($WIN_NS / 1e9)" 2) CPUs"
+  eval "${1}_due=$2 ${1}_run=$3 ${1}_late=$4 ${1}_secs=$5 ${1}_behind=$6 ${1}_overdue=$7 ${1}_hogs=$((WIN_HOGS * 1000000000 / WIN_NS))"
+  note "$1 (at ${SECONDS} s): ran $3 of $2 ticks due (lost $(pct $(($2 > $3 ? $2 - $3 : 0)) "$2") %), $4 late ($(pct "$4" "$3") %), $6 behind schedule ($(pct "$6" "$3") %), $7 overdue ($(pct "$7" "$3") %) in $5 s per server; the hogs ran $(calc "$WIN_HOGS / 100 / ($WIN_NS / 1e9)" 2) CPUs"
 }
 lost() { eval "echo \$(( ${1}_due > ${1}_run ? ${1}_due - ${1}_run : 0 ))"; }
 phase idle
@@ -52,8 +52,8 @@ r=$(group_rates "$WORK/stats.jsonl" ottd) || fail "no scx_tick statistics to com
 read -r tps mps <<<"$r"
 # (the servers' rates over their own logs' span: the phase's marks take
 # seconds, so it is longer than SECS)
-rps=$(per_s "$scx_run" "$scx_secs") lps=$(per_s "$scx_late" "$scx_secs") bps=$(per_s "$scx_behind" "$scx_secs")
-note "scx_tick counted $tps ticks/s and $mps misses/s for the 2 servers; they ran $rps ticks/s, $lps of them late, $bps behind schedule (scx_tick's ticks per server tick $(calc "$tps / ($rps > 0 ? $rps : 1)" 2), misses per late tick $(calc "$mps / ($lps > 0.01 ? $lps : 0.01)" 2), per tick behind $(calc "$mps / ($bps > 0.01 ? $bps : 0.01)" 2))"
+rps=$(per_s "$scx_run" "$scx_secs") lps=$(per_s "$scx_late" "$scx_secs") bps=$(per_s "$scx_behind" "$scx_secs") ops=$(per_s "$scx_overdue" "$scx_secs")
+note "scx_tick counted $tps ticks/s and $mps misses/s for the 2 servers; they ran $rps ticks/s, $lps of them late, $ops overdue, $bps behind schedule (scx_tick's ticks per server tick $(calc "$tps / ($rps > 0 ? $rps : 1)" 2), misses per overdue tick $(calc "$mps / ($ops > 0.01 ? $ops : 0.01)" 2), per late tick $(calc "$mps / ($lps > 0.01 ? $lps : 0.01)" 2), per tick behind $(calc "$mps / ($bps > 0.01 ? $bps : 0.01)" 2))"
 e_lost=$(lost eevdf) s_lost=$(lost scx)
 # each phase must have measured the servers (a stopped log measures nothing)
 for p in idle scx eevdf; do

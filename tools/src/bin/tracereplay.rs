@@ -41,7 +41,11 @@ struct Args {
     alter: Option<Alter>,
     /// Print every runner wake-up first: tid, time, its tick's grid point
     /// before, the next tick's (0: the wake-up continued its tick), the
-    /// deadline after (ns).
+    /// deadline after, the latest on-time start of a late step it started
+    /// (0: none; ns); and every roll-over check of a process's tick
+    /// ("roll", the same fields, the next tick's grid point 0 when it did
+    /// not roll over, then the thread's CPU time in its tick, a step's
+    /// usual, and when the process's tick before started).
     #[arg(long)]
     wakes: bool,
 }
@@ -63,11 +67,22 @@ fn main() -> Result<()> {
     };
     let records = trace::parse(&bytes);
     if args.wakes {
-        for d in records.iter().filter(|d| trace::is_wake(d)) {
-            println!(
-                "wake {} {} {} {} {}",
-                d.tid, d.now, d.grid_before, d.grid_after, d.deadline_after
+        for d in &records {
+            let kind = if trace::is_wake(d) {
+                "wake"
+            } else if trace::is_roll_over_check(d) {
+                "roll"
+            } else {
+                continue;
+            };
+            print!(
+                "{kind} {} {} {} {} {} {}",
+                d.tid, d.now, d.grid_before, d.grid_after, d.deadline_after, d.late_step
             );
+            if kind == "roll" {
+                print!(" {} {} {}", d.ran, d.mspt, d.proc_started);
+            }
+            println!();
         }
     }
     let r = trace::replay(&records, model);
