@@ -141,33 +141,48 @@ static bool kick_idle_for(struct task_struct *p, s32 near, u64 now)
 	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 }
 
+/* The steal timer of queue @key (@dsq) at @now: is its head late yet? */
+static __always_inline void steal_timer_check(int key, u64 dsq, u64 now)
+{
+	struct task_struct *head;
+	struct task_ctx *tctx;
+
+	head = __COMPAT_scx_bpf_dsq_peek(dsq);
+	/* nothing waits any more: it started in time */
+	if (!head)
+		return;
+	tctx = lookup_task_ctx(head);
+	if (!tctx)
+		return;
+	if (!past_threshold(tctx->tick_start, now)) {
+		/* a newer head: wait for its own moment */
+		arm_steal_timer(key, tctx->tick_start, now);
+		return;
+	}
+	/* late now: an idle CPU takes it (tick_dispatch); look again later while it waits */
+	STAT_INC(decisions);
+	kick_idle_for(head, key < MAX_CPUS ? key : -1, now);
+	arm_steal_timer(key, now, now);
+}
+
 static int steal_timerfn(void *map, int *key, struct steal_timer *st)
 {
 	u64 dsq = *key < MAX_CPUS ? (u64)*key : DSQ_GLOBAL_TICK;
-	struct task_struct *head;
-	struct task_ctx *tctx;
 	u64 now = clock_now(), old;
 
 	/* expired now, unless another CPU claimed a new expiry meanwhile */
 	old = st->armed_until;
 	if (old <= now)
 		__sync_val_compare_and_swap(&st->armed_until, old, 0);
-	head = __COMPAT_scx_bpf_dsq_peek(dsq);
-	/* nothing waits any more: it started in time */
-	if (!head)
-		return 0;
-	tctx = lookup_task_ctx(head);
-	if (!tctx)
-		return 0;
-	if (!past_threshold(tctx->tick_start, now)) {
-		/* a newer head: wait for its own moment */
-		arm_steal_timer(*key, tctx->tick_start, now);
-		return 0;
-	}
-	/* late now: an idle CPU takes it (tick_dispatch); look again later while it waits */
-	STAT_INC(decisions);
-	kick_idle_for(head, *key < MAX_CPUS ? *key : -1, now);
-	arm_steal_timer(*key, now, now);
+	/*
+	 * A timer callback is no RCU read section to 6.16's verifier (the
+	 * struct_ops callbacks are): the peek's fallback there, a queue
+	 * iterator, and the task it returns need one ("expected an RCU CS
+	 * when using bpf_iter_scx_dsq_next", the oldest/ scenarios).
+	 */
+	bpf_rcu_read_lock();
+	steal_timer_check(*key, dsq, now);
+	bpf_rcu_read_unlock();
 	return 0;
 }
 

@@ -155,45 +155,81 @@ check_rust() {
   fi
 }
 
+# unpack_kernel V PACKAGE...: kernel V's packages unpacked (never
+# installed) into the cache, its vmlinuz, config and modules linked in its
+# directory; fails when its config has no CONFIG_SCHED_CLASS_EXT=y.
+unpack_kernel() {
+  local v=$1 dir="$KERNEL_CACHE/$1" tmp
+  shift
+  [[ -e "$dir/no-sched-ext" ]] && return 1 # looked at before: its files are gone
+  if [[ ! -e "$dir/ok" ]]; then
+    log "downloading guest kernel $v"
+    rm -rf "$dir"; mkdir -p "$dir/debs" "$dir/root"
+    (cd "$dir/debs" && apt-get download -q "$@" 2>&1 | grep -v unsandboxed | tail -2) \
+      || { log "download of $v failed"; return 1; }
+    for tmp in "$dir"/debs/*.deb; do dpkg-deb -x "$tmp" "$dir/root"; done
+    rm -rf "$dir/debs"
+    touch "$dir/ok"
+  fi
+  local mdir="$dir/root/usr/lib/modules/$v"
+  local cfg="$mdir/config" vmlinuz="$mdir/vmlinuz"
+  [[ -e "$cfg" ]] || cfg="$dir/root/boot/config-$v"
+  [[ -e "$vmlinuz" ]] || vmlinuz="$dir/root/boot/vmlinuz-$v"
+  if ! [[ -e "$cfg" ]] || ! grep -q '^CONFIG_SCHED_CLASS_EXT=y' "$cfg"; then
+    log "kernel $v has no CONFIG_SCHED_CLASS_EXT=y"
+    rm -rf "$dir/root"; touch "$dir/no-sched-ext"
+    return 1
+  fi
+  [[ -e "$vmlinuz" ]] || die "kernel $v has no vmlinuz"
+  depmod -b "$dir/root/usr" "$v" 2>/dev/null || /sbin/depmod -b "$dir/root/usr" "$v"
+  (cd "$dir" && ln -sfn "$vmlinuz" vmlinuz && ln -sfn "$cfg" config && ln -sfn "$mdir" modules)
+}
+
+# link_kernel NAME V: the cache's NAME/ (current, oldest) is kernel V
+link_kernel() {
+  ln -sfn "$2" "$KERNEL_CACHE/$1.tmp"
+  mv -T "$KERNEL_CACHE/$1.tmp" "$KERNEL_CACHE/$1"
+  log "guest kernel $1: $2 (sched_ext) ready in $KERNEL_CACHE/$2"
+}
+
 # The guest kernel: the newest 7.x amd64 kernel in trixie-backports whose
-# config has CONFIG_SCHED_CLASS_EXT=y, unpacked (never installed) into the cache.
+# config has CONFIG_SCHED_CLASS_EXT=y (Debian splits 7.x kernels into
+# linux-binary / linux-modules / linux-base).
 guest_kernel() {
   if [[ -e "$KERNEL_CACHE/current/vmlinuz" ]]; then
     log "guest kernel cached: $(readlink "$KERNEL_CACHE/current")"
     return
   fi
   local versions v
-  # Debian splits 7.x kernels into linux-binary / linux-modules / linux-base.
   mapfile -t versions < <(apt-cache search --names-only '^linux-binary-7\.[0-9.]+\+deb[0-9]+-amd64$' \
     | awk '{print $1}' | sed 's/^linux-binary-//' | sort -rV)
   [[ ${#versions[@]} -gt 0 ]] || die "no linux-binary-7.x-amd64 package found in trixie-backports: cannot get a sched_ext guest kernel"
   for v in "${versions[@]}"; do
-    local dir="$KERNEL_CACHE/$v" tmp
-    if [[ ! -e "$dir/ok" ]]; then
-      log "downloading guest kernel $v"
-      rm -rf "$dir"; mkdir -p "$dir/debs" "$dir/root"
-      (cd "$dir/debs" && apt-get download -q "linux-binary-$v" "linux-modules-$v" "linux-base-$v" 2>&1 | grep -v unsandboxed | tail -2) \
-        || { log "download of $v failed"; continue; }
-      for tmp in "$dir"/debs/*.deb; do dpkg-deb -x "$tmp" "$dir/root"; done
-      rm -rf "$dir/debs"
-      touch "$dir/ok"
-    fi
-    local mdir="$dir/root/usr/lib/modules/$v"
-    local cfg="$mdir/config" vmlinuz="$mdir/vmlinuz"
-    [[ -e "$cfg" ]] || cfg="$dir/root/boot/config-$v"
-    [[ -e "$vmlinuz" ]] || vmlinuz="$dir/root/boot/vmlinuz-$v"
-    if [[ -e "$cfg" ]] && grep -q '^CONFIG_SCHED_CLASS_EXT=y' "$cfg"; then
-      [[ -e "$vmlinuz" ]] || die "kernel $v has no vmlinuz"
-      depmod -b "$dir/root/usr" "$v" 2>/dev/null || /sbin/depmod -b "$dir/root/usr" "$v"
-      ln -sfn "$v" "$KERNEL_CACHE/current.tmp"
-      (cd "$dir" && ln -sfn "$vmlinuz" vmlinuz && ln -sfn "$cfg" config && ln -sfn "$mdir" modules)
-      mv -T "$KERNEL_CACHE/current.tmp" "$KERNEL_CACHE/current"
-      log "guest kernel $v (sched_ext) ready in $dir"
-      return
-    fi
-    log "kernel $v has no CONFIG_SCHED_CLASS_EXT=y; trying an older one"
+    unpack_kernel "$v" "linux-binary-$v" "linux-modules-$v" "linux-base-$v" || continue
+    link_kernel current "$v"
+    return
   done
   die "none of ${versions[*]} has CONFIG_SCHED_CLASS_EXT=y: no sched_ext guest kernel available"
+}
+
+# The oldest kernel the suite boots (its oldest/ scenarios): the oldest
+# 6.x amd64 kernel in trixie-backports with sched_ext, one package each. It
+# lacks kfuncs the current one has (scx_bpf_dsq_peek), so the scx headers'
+# fallbacks run there; the README names it.
+oldest_kernel() {
+  if [[ -e "$KERNEL_CACHE/oldest/vmlinuz" ]]; then
+    log "oldest guest kernel cached: $(readlink "$KERNEL_CACHE/oldest")"
+    return
+  fi
+  local versions v
+  mapfile -t versions < <(apt-cache search --names-only '^linux-image-6\.[0-9.]+\+deb13-amd64$' \
+    | awk '{print $1}' | sed 's/^linux-image-//' | sort -V)
+  for v in "${versions[@]}"; do
+    unpack_kernel "$v" "linux-image-$v" || continue
+    link_kernel oldest "$v"
+    return
+  done
+  die "no 6.x kernel with CONFIG_SCHED_CLASS_EXT=y in trixie-backports (${versions[*]:-none}): the oldest/ scenarios have no kernel"
 }
 
 apt_sources
@@ -201,6 +237,7 @@ install_pkgs
 check_rust
 mkdir -p "$KERNEL_CACHE"
 guest_kernel
+oldest_kernel
 install_vng
 # the OpenTTD scenario's map, made here in seconds (a minute in the guest)
 # shellcheck source=tests/servers/openttd.sh

@@ -24,7 +24,10 @@
 # sched_ext guest (scripts/vm.sh); a VM scenario tagged "# Modes: bpf,
 # userspace" runs again as userspace/NAME against `scx_tick --userspace`,
 # and tests/userspace/*.sh are that mode's own; vng/NAME is scenario NAME
-# in a virtme-ng guest (by default a representative few, after the others).
+# in a virtme-ng guest (by default a representative few, after the others);
+# oldest/NAME is scenario NAME in a guest booted with the oldest sched_ext
+# kernel scripts/setup.sh unpacked (scripts/vm.sh --kernel oldest), where
+# the scx headers' fallbacks for newer kfuncs run.
 # Exit 0 = pass, 77 = skip, else fail.
 set -uo pipefail
 
@@ -48,6 +51,11 @@ done
 # must carry, kept few (each guest boots ~3x slower than the plain one).
 VNG_SUBSET=(vm/loads_and_names_itself vm/ticks_beat_default_scheduler_under_load
   vm/stats_match_the_workload vm/hotplug_reattaches)
+# On the oldest kernel: loading and detaching, the tick claim, and the
+# decisions against the model (its polls peek at queues through the
+# fallback there).
+OLDEST_SUBSET=(vm/loads_and_names_itself vm/ticks_beat_default_scheduler_under_load
+  vm/bpf_decisions_match_the_model)
 # Scenarios that cannot pass in a virtme-ng guest, by name, and the limit of
 # vng that stops them (docs/testing.md), e.g. [vm/NAME]="vng lacks X"; they
 # are reported as skipped there, with the reason.
@@ -77,11 +85,15 @@ for f in tests/vm/*.sh; do
   n="${f#tests/vm/}"; add_vm "userspace/${n%.sh}" "$f" userspace
 done
 for f in tests/userspace/*.sh; do n="${f#tests/}"; add_vm "${n%.sh}" "$f" userspace; done
-# A filtered run takes the extra vng/ ones only for a pattern that names vng
-# (`test.sh hotplug`: the plain scenarios; `test.sh vng/`: the vng subset).
+# A filtered run takes the extra vng/ and oldest/ ones only for a pattern
+# that names them (`test.sh hotplug`: the plain scenarios; `test.sh vng/`:
+# the vng subset).
 if [[ "$VM_MODE" == qemu ]]; then
   for n in "${VNG_SUBSET[@]}"; do
     [[ ${#PATTERNS[@]} -eq 0 || "${PATTERNS[*]}" == *vng* ]] && add "vng/$n" "tests/$n.sh" vng bpf
+  done
+  for n in "${OLDEST_SUBSET[@]}"; do
+    [[ ${#PATTERNS[@]} -eq 0 || "${PATTERNS[*]}" == *oldest* ]] && add "oldest/$n" "tests/$n.sh" oldest bpf
   done
 fi
 if [[ ${#PATTERNS[@]} -gt 0 && ${#NAMES[@]} -eq 0 ]]; then
@@ -123,13 +135,14 @@ guest_shape() { # file
   echo "${shape:---cpus ${SCX_TICK_TEST_CPUS:-4}}"
 }
 
-run_vm() { # file qemu|vng bpf|userspace
-  local out rc timeout=300 env=("${VM_ENV[@]}") shape
+run_vm() { # file qemu|vng|oldest bpf|userspace
+  local out rc timeout=300 env=("${VM_ENV[@]}") shape vm=$2
   read -ra shape <<<"$(guest_shape "$1")"
   [[ $2 == vng ]] && timeout=360 # its guest boots slower
+  [[ $2 == oldest ]] && shape+=(--kernel oldest) env+=(--env SCX_TICK_KERNEL=oldest) vm=qemu
   [[ $3 == userspace ]] && env+=(--env SCX_TICK_MODE=userspace)
   out=$(mktemp)
-  SCX_TICK_VM=$2 bash scripts/vm.sh "${shape[@]}" --timeout $timeout "${env[@]}" -- bash "$1" 2>&1 | tee "$out"
+  SCX_TICK_VM=$vm bash scripts/vm.sh "${shape[@]}" --timeout $timeout "${env[@]}" -- bash "$1" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
   local why=""
   [[ $rc -eq 125 ]] && int3_death "$out" && why="the guest kernel died of an int3 oops in patched code (TCG emulation)"
@@ -148,7 +161,7 @@ run_vm() { # file qemu|vng bpf|userspace
   elif [[ -n "$why" ]]; then
     echo "RETRY   $why; once more in a new guest"
     RETRIED+=("$1")
-    SCX_TICK_VM=$2 bash scripts/vm.sh "${shape[@]}" --timeout $timeout "${env[@]}" -- bash "$1"
+    SCX_TICK_VM=$vm bash scripts/vm.sh "${shape[@]}" --timeout $timeout "${env[@]}" -- bash "$1"
     rc=$?
     [[ $rc -eq 0 ]] && RETRIED_PASSED=$((RETRIED_PASSED + 1))
   fi

@@ -6,12 +6,16 @@
 # and runs the command as root in the caller's working directory.
 #
 #   scripts/vm.sh [--cpus N] [--mem MB] [--timeout SECS] [--env NAME=VALUE]...
-#                 [--topology SMP] [--nodes N] [--systemd] [--verbose] [--vng] -- COMMAND [ARGS...]
+#                 [--topology SMP] [--nodes N] [--systemd] [--kernel current|oldest]
+#                 [--verbose] [--vng] -- COMMAND [ARGS...]
 #
 # --topology gives the guest a host's shape: QEMU's -smp keys after the CPU
 # count, e.g. sockets=2,cores=2,threads=2 (SMT siblings, two packages) or
 # maxcpus=8 (possible CPUs beyond the online ones); --nodes N splits the
 # CPUs (in order, evenly) and the memory into N NUMA nodes. Plain QEMU only.
+# --kernel oldest (or SCX_TICK_KERNEL=oldest) boots the oldest sched_ext
+# kernel scripts/setup.sh unpacked instead of the current one (plain QEMU
+# only): the suite's oldest/ scenarios run there.
 # --systemd boots the host's systemd as the guest's PID 1 (plain QEMU only)
 # and runs the command as a oneshot unit once the system is up, so a
 # scenario can use systemctl and journalctl as an operator would; the
@@ -39,7 +43,7 @@ case "${SCX_TICK_VM:-qemu}" in
   vng) VNG=1 ;;
   *) die "SCX_TICK_VM=$SCX_TICK_VM: must be qemu (the default) or vng" ;;
 esac
-CPUS=4 MEM=2048 TIMEOUT=600 VERBOSE=0 ENVS=() TOPOLOGY="" NODES=1 SYSTEMD=0
+CPUS=4 MEM=2048 TIMEOUT=600 VERBOSE=0 ENVS=() TOPOLOGY="" NODES=1 SYSTEMD=0 KERNEL=${SCX_TICK_KERNEL:-current}
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cpus) CPUS=$2; shift 2 ;;
@@ -49,10 +53,11 @@ while [[ $# -gt 0 ]]; do
     --topology) TOPOLOGY=$2; shift 2 ;;
     --nodes) NODES=$2; shift 2 ;;
     --systemd) SYSTEMD=1; shift ;;
+    --kernel) KERNEL=$2; shift 2 ;;
     --verbose) VERBOSE=1; shift ;;
     --vng) VNG=1; shift ;;
     --) shift; break ;;
-    *) die "vm.sh: unknown option $1 (usage: vm.sh [--cpus N] [--mem MB] [--timeout S] [--env K=V] [--topology SMP] [--nodes N] [--systemd] [--verbose] [--vng] -- CMD...)" ;;
+    *) die "vm.sh: unknown option $1 (usage: vm.sh [--cpus N] [--mem MB] [--timeout S] [--env K=V] [--topology SMP] [--nodes N] [--systemd] [--kernel current|oldest] [--verbose] [--vng] -- CMD...)" ;;
   esac
 done
 [[ $# -gt 0 ]] || die "vm.sh: no command given (usage: vm.sh [options] -- CMD...)"
@@ -60,7 +65,8 @@ done
   die "vm.sh: --topology $TOPOLOGY: want QEMU -smp keys such as sockets=2,cores=2,threads=2 or maxcpus=8"
 [[ "$NODES" =~ ^[1-9][0-9]*$ ]] && ((CPUS % NODES == 0 && MEM % NODES == 0)) ||
   die "vm.sh: --nodes $NODES: want a count that divides the CPUs ($CPUS) and the memory ($MEM MB)"
-[[ $VNG -eq 0 || ( -z "$TOPOLOGY" && $NODES -eq 1 && $SYSTEMD -eq 0 ) ]] || die "vm.sh: --topology, --nodes and --systemd are for plain QEMU guests, not --vng"
+[[ "$KERNEL" == current || "$KERNEL" == oldest ]] || die "vm.sh: --kernel $KERNEL: allowed: current, oldest"
+[[ $VNG -eq 0 || ( -z "$TOPOLOGY" && $NODES -eq 1 && $SYSTEMD -eq 0 && $KERNEL == current ) ]] || die "vm.sh: --topology, --nodes, --systemd and --kernel oldest are for plain QEMU guests, not --vng"
 [[ $SYSTEMD -eq 0 || -x /lib/systemd/systemd ]] || die "vm.sh: --systemd needs systemd on the host (apt-get install systemd; scripts/setup.sh does)"
 SMP=("$CPUS${TOPOLOGY:+,$TOPOLOGY}")
 NUMA_ARGS=()
@@ -69,7 +75,7 @@ for ((n = 0; NODES > 1 && n < NODES; n++)); do
     -numa "node,nodeid=$n,memdev=mem$n,cpus=$((n * CPUS / NODES))-$(((n + 1) * CPUS / NODES - 1))")
 done
 
-KDIR="$KERNEL_CACHE/current"
+KDIR="$KERNEL_CACHE/$KERNEL"
 [[ -e "$KDIR/vmlinuz" ]] || die "no guest kernel in $KDIR: run scripts/setup.sh first"
 KVER="$(basename "$(readlink -f "$KDIR/modules")")"
 for v in RUST_LOG RUST_BACKTRACE; do [[ -n "${!v:-}" ]] && ENVS+=("$v=${!v}"); done
