@@ -6,7 +6,8 @@ cell, scripts/guest/bench-real.sh) and prints markdown: per family and vCPU
 count, each scheduler's late steps (or ticks; and for OpenTTD the ticks lost) over the
 rounds (median, min-max), as ratios to the idle machine, EEVDF and SCHED_FIFO
 of the same guest, the CPUs the hogs got against EEVDF, scx_tick's ticks and
-misses against the servers' steps and late steps, and issue 26's targets.
+misses against the servers' steps and late steps (OpenTTD: late and overdue
+ticks), and issue 26's targets.
 
     scripts/real-report.py DIR
 """
@@ -92,8 +93,12 @@ def table(recs, vcpus):
         parts = [f"{tps:.2f} ticks per server step"]
         for key, what in keys:
             mpl = [r["scx_misses_per_s"] / (r[key] / r["seconds"]) for r in stats if r.get(key)]
-            parts.append(f"{med(mpl):.2f} misses per {what} ({min(mpl):.2f}-{max(mpl):.2f})"
-                         if mpl else f"no {what} to compare misses with")
+            if mpl:
+                parts.append(f"{med(mpl):.2f} misses per {what} ({min(mpl):.2f}-{max(mpl):.2f})")
+            elif all(key in r for r in stats):
+                parts.append(f"no {what} to compare misses with")
+            else:  # records older than the count
+                parts.append(f"{what}s not counted in these records")
         out.append("scx_tick's statistics (medians): " + ", ".join(parts))
         out.append("")
     if "scx_tick" in late:

@@ -139,7 +139,8 @@ run_vm() { # file qemu|vng|oldest bpf|userspace
   local out rc timeout=300 env=("${VM_ENV[@]}") shape vm=$2
   read -ra shape <<<"$(guest_shape "$1")"
   [[ $2 == vng ]] && timeout=360 # its guest boots slower
-  [[ $2 == oldest ]] && shape+=(--kernel oldest) env+=(--env SCX_TICK_KERNEL=oldest) vm=qemu
+  # the kernel always named: an SCX_TICK_KERNEL of the caller's would reach every guest
+  if [[ $2 == oldest ]]; then shape+=(--kernel oldest) vm=qemu; else shape+=(--kernel current); fi
   [[ $3 == userspace ]] && env+=(--env SCX_TICK_MODE=userspace)
   out=$(mktemp)
   SCX_TICK_VM=$vm bash scripts/vm.sh "${shape[@]}" --timeout $timeout "${env[@]}" -- bash "$1" 2>&1 | tee "$out"
@@ -160,7 +161,7 @@ run_vm() { # file qemu|vng|oldest bpf|userspace
     echo "NO RETRY: $why, but a retry could run past the suite's ${LIMIT} s"
   elif [[ -n "$why" ]]; then
     echo "RETRY   $why; once more in a new guest"
-    RETRIED+=("$1")
+    RETRIED+=("${name:-$1}")
     SCX_TICK_VM=$vm bash scripts/vm.sh "${shape[@]}" --timeout $timeout "${env[@]}" -- bash "$1"
     rc=$?
     [[ $rc -eq 0 ]] && RETRIED_PASSED=$((RETRIED_PASSED + 1))

@@ -78,6 +78,7 @@ done
 KDIR="$KERNEL_CACHE/$KERNEL"
 [[ -e "$KDIR/vmlinuz" ]] || die "no guest kernel in $KDIR: run scripts/setup.sh first"
 KVER="$(basename "$(readlink -f "$KDIR/modules")")"
+ENVS+=("SCX_TICK_KERNEL=$KERNEL") # the scenario knows which kernel it is on
 for v in RUST_LOG RUST_BACKTRACE; do [[ -n "${!v:-}" ]] && ENVS+=("$v=${!v}"); done
 
 # The command, quoted for the guest shell, with the caller's cwd and PATH.

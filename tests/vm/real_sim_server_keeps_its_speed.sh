@@ -12,8 +12,10 @@
 # EEVDF in the same guest (EEVDF must lose at least 3 %, or the comparison
 # means nothing). Figures: the idle machine's, scx_tick's and EEVDF's
 # game speed and late ticks (a tick stamped more than 1.5 ticks after the
-# one before by a real-time reader of the server's log), the CPUs the hogs
-# got, and scx_tick's ticks and misses against the servers' ticks.
+# one before by a real-time reader of the server's log) and overdue ticks
+# (more than the deadline after the one before: what scx_tick's misses mean
+# in that log, tests/servers/openttd.sh), the CPUs the hogs got, and
+# scx_tick's ticks and misses against the servers' ticks.
 # (SCHED_FIFO, the practical limit, and the peers: scripts/bench.sh --scenarios real-sim.)
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/servers/openttd.sh"
@@ -24,7 +26,7 @@ SECS=${SCX_TICK_REAL_SECS:-10}
 for i in 1 2; do ottd_start s$i; done
 for i in 1 2; do ottd_wait_ticks s$i 60 240 || fail "server s$i logged no ticks in 240 s: $(tail -3 "$WORK/ottd-s$i/ticks.log")"; done
 
-phase() { # NAME: SECS seconds, then the servers' ticks due, run and late
+phase() { # NAME: SECS seconds, then the servers' ticks due, run, late, behind and overdue
   local r
   measure_window ottd_mark
   r=$(ottd_late "$WIN_FROM" "$WIN_TO")

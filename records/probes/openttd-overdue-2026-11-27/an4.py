@@ -10,7 +10,9 @@ for l in lines:
         m = re.search(r'\[(\d+)\].*deadline (\d+) at (\d+) \(\+(\d+) us', l)
         if m: misses.append((int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4))))
 cls = collections.Counter(); over=collections.Counter()
-lo = max(min(t) for t in ticks.values()); hi = min(max(t) for t in ticks.values())
+span = [l.split() for l in lines if l.startswith('SPAN')]
+# the measured window (ratio2.sh's SPAN line), else the logs' overlap
+lo, hi = (int(span[0][1]), int(span[0][2])) if span else (max(min(t) for t in ticks.values()), min(max(t) for t in ticks.values()))
 allgaps = collections.Counter()
 for name, ts in ticks.items():
     for p,t in zip(ts,ts[1:]):

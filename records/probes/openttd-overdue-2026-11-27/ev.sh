@@ -1,4 +1,4 @@
-source /work/main/tests/lib.sh
+source "$(dirname "$0")/../../../tests/lib.sh"
 source "$ROOT/tests/servers/openttd.sh"
 trap 'ottd_stop_all; cleanup' EXIT
 SECS=${SECS:-15}
@@ -18,7 +18,7 @@ read -r tps mps <<<"$(group_rates "$WORK/stats.jsonl" ottd)"
 echo "RATES $tps $mps"
 for i in 1 2; do sed "s/^/TICK s$i /" $WORK/ottd-s$i/ticks.log; done
 grep "miss:" $WORK/scx.err | sed 's/^/MISS /'
-/work/main/target/release/tracereplay --wakes "$WORK/trace.bin" | grep -E "^(wake|roll) " | sed 's/^/EV /' > $WORK/ev.txt
+"$ROOT"/target/release/tracereplay --wakes "$WORK/trace.bin" | grep -E "^(wake|roll) " | sed 's/^/EV /' > $WORK/ev.txt
 wc -l $WORK/ev.txt
 cat $WORK/ev.txt
-/work/main/target/release/tracereplay "$WORK/trace.bin" | tail -2
+"$ROOT"/target/release/tracereplay "$WORK/trace.bin" | tail -2

@@ -1,4 +1,4 @@
-source /work/main/tests/lib.sh
+source "$(dirname "$0")/../../../tests/lib.sh"
 source "$ROOT/tests/servers/openttd.sh"
 trap 'ottd_stop_all; cleanup' EXIT
 SECS=${SECS:-30}
