@@ -119,6 +119,7 @@ static __always_inline void trace_wake(struct task_struct *p, struct task_ctx *t
 	d->helper = 0;
 	d->fresh = 0;
 	d->grid_joined = 0;
+	d->late_step = 0; /* the buffer is reused: a thread's tick starts no late step */
 	trace_end(cctx);
 }
 
