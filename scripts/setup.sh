@@ -194,17 +194,25 @@ link_kernel() {
   log "guest kernel $1: $2 (sched_ext) ready in $KERNEL_CACHE/$2"
 }
 
+# kernel_cached NAME: the cache's NAME/ (current, oldest) holds a kernel (said)
+kernel_cached() {
+  [[ -e "$KERNEL_CACHE/$1/vmlinuz" ]] || return 1
+  log "guest kernel $1 cached: $(readlink "$KERNEL_CACHE/$1")"
+}
+
+# kernel_versions PACKAGE VERSION-REGEX SORT-OPTION: the versions V of the
+# archive's packages PACKAGE-V, sorted by `sort SORT-OPTION`
+kernel_versions() {
+  apt-cache search --names-only "^$1-$2\$" | awk '{print $1}' | sed "s/^$1-//" | sort "$3"
+}
+
 # The guest kernel: the newest 7.x amd64 kernel in trixie-backports whose
 # config has CONFIG_SCHED_CLASS_EXT=y (Debian splits 7.x kernels into
 # linux-binary / linux-modules / linux-base).
 guest_kernel() {
-  if [[ -e "$KERNEL_CACHE/current/vmlinuz" ]]; then
-    log "guest kernel cached: $(readlink "$KERNEL_CACHE/current")"
-    return
-  fi
+  kernel_cached current && return
   local versions v
-  mapfile -t versions < <(apt-cache search --names-only '^linux-binary-7\.[0-9.]+\+deb[0-9]+-amd64$' \
-    | awk '{print $1}' | sed 's/^linux-binary-//' | sort -rV)
+  mapfile -t versions < <(kernel_versions linux-binary '7\.[0-9.]+\+deb[0-9]+-amd64' -rV)
   [[ ${#versions[@]} -gt 0 ]] || die "no linux-binary-7.x-amd64 package found in trixie-backports: cannot get a sched_ext guest kernel"
   for v in "${versions[@]}"; do
     unpack_kernel "$v" "linux-binary-$v" "linux-modules-$v" "linux-base-$v" || continue
@@ -219,13 +227,9 @@ guest_kernel() {
 # lacks kfuncs the current one has (scx_bpf_dsq_peek), so the scx headers'
 # fallbacks run there; the README names it.
 oldest_kernel() {
-  if [[ -e "$KERNEL_CACHE/oldest/vmlinuz" ]]; then
-    log "oldest guest kernel cached: $(readlink "$KERNEL_CACHE/oldest")"
-    return
-  fi
+  kernel_cached oldest && return
   local versions v
-  mapfile -t versions < <(apt-cache search --names-only '^linux-image-6\.[0-9.]+\+deb13-amd64$' \
-    | awk '{print $1}' | sed 's/^linux-image-//' | sort -V)
+  mapfile -t versions < <(kernel_versions linux-image '6\.[0-9.]+\+deb13-amd64' -V)
   for v in "${versions[@]}"; do
     unpack_kernel "$v" "linux-image-$v" || continue
     link_kernel oldest "$v"

@@ -88,13 +88,17 @@ for f in tests/userspace/*.sh; do n="${f#tests/}"; add_vm "${n%.sh}" "$f" usersp
 # A filtered run takes the extra vng/ and oldest/ ones only for a pattern
 # that names them (`test.sh hotplug`: the plain scenarios; `test.sh vng/`:
 # the vng subset).
+add_again() { # runner (also the names' prefix) scenario...
+  local r=$1 n
+  shift
+  for n in "$@"; do
+    [[ ${#PATTERNS[@]} -eq 0 || "${PATTERNS[*]}" == *$r* ]] && add "$r/$n" "tests/$n.sh" "$r" bpf
+  done
+  return 0
+}
 if [[ "$VM_MODE" == qemu ]]; then
-  for n in "${VNG_SUBSET[@]}"; do
-    [[ ${#PATTERNS[@]} -eq 0 || "${PATTERNS[*]}" == *vng* ]] && add "vng/$n" "tests/$n.sh" vng bpf
-  done
-  for n in "${OLDEST_SUBSET[@]}"; do
-    [[ ${#PATTERNS[@]} -eq 0 || "${PATTERNS[*]}" == *oldest* ]] && add "oldest/$n" "tests/$n.sh" oldest bpf
-  done
+  add_again vng "${VNG_SUBSET[@]}"
+  add_again oldest "${OLDEST_SUBSET[@]}"
 fi
 if [[ ${#PATTERNS[@]} -gt 0 && ${#NAMES[@]} -eq 0 ]]; then
   die "no scenario matches ${PATTERNS[*]} (scripts/test.sh --list shows them)"

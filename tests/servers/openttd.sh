@@ -146,8 +146,9 @@ for i in range(0, len(a), 3):
         continue
     run += len(ts) - 1
     due += round((ts[-1] - ts[0]) / tick_us)
-    late += sum((t - p) > 1.5 * tick_us for p, t in zip(ts, ts[1:]))
-    overdue += sum((t - p) > deadline_us for p, t in zip(ts, ts[1:]))
+    gaps = [t - p for p, t in zip(ts, ts[1:])]
+    late += sum(g > 1.5 * tick_us for g in gaps)
+    overdue += sum(g > deadline_us for g in gaps)
     secs += (ts[-1] - ts[0]) / 1e6
     # the schedule's restarts (a running phase left 5 ticks behind), then
     # each stretch's phase and the ticks more than a tick behind it
