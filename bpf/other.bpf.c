@@ -53,8 +53,18 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 	vtime = tctx ? tctx->vtime : vtime_now;
 	if (time_before(vtime, vtime_now - other_slice_ns))
 		vtime = vtime_now - other_slice_ns;
-	if (tctx)
+	/*
+	 * The key it waits with is its vtime from now on, as in scx_simple.
+	 * Kept only as the key, a hog's own vtime could lag ever further
+	 * behind the clock that nice-19 runs raise by two slices each: its
+	 * runs then never moved the clock, and every hog came back at the
+	 * same key, ahead of the nice-19 task that ran last (a likely cause
+	 * of the 1-3 s waits of vm/niced_work_is_not_starved's probe).
+	 */
+	if (tctx) {
+		tctx->vtime = vtime;
 		tctx->queued_at = clock_now();
+	}
 	scx_bpf_dsq_insert_vtime(p, DSQ_OTHER, other_slice_ns, vtime, enq_flags);
 
 	mask = other_cpumask;

@@ -5,14 +5,14 @@
 # watchdog (5 s here), which ejected scx_tick. Seen from the niced work's
 # side: a nice-19 hog makes progress, and a nice-19 periodic probe never
 # waits seconds for a CPU.
-# The probe's longest wait in the records: 60-591 ms in most runs, 1-3 s in
-# about one run in six (2077, 3156 ms in the suite; 1052, 1376, 2621 ms in
-# probes, records/probes/niced-wait-2026-11-27/), a wait in the fair queue
-# whose cause is not found yet (docs/reliability.md). The bound, 4 s, is a
-# stall one step from the 5 s watchdog. A SCHED_FIFO probe beside it is the
+# The probe's longest wait in the records: 60-591 ms in most runs; 1-3 s
+# in about one run in ten until the fair queue kept the keys it lifts as
+# the tasks' vtimes (bpf/other.bpf.c: enqueue_other), 49-176 ms in 28
+# probe rounds after it (records/probes/niced-wait-2026-11-27/). A wait of
+# 2.5 s, half the 5 s watchdog, fails. A SCHED_FIFO probe beside it is the
 # control: no sched_ext scheduler can delay it, so a wait that the control
 # shares (both woke seconds late together) is the emulated guest standing
-# still, not the fair queue; in the probes the control was on time.
+# still, not the fair queue.
 # Catches: nicestall
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
@@ -44,8 +44,8 @@ c = json.load(open(sys.argv[1].replace("probe", "control")))["total"]
 print(f"# nice-19 probe: {p['ticks']} of 140 ticks, start lateness max {p['lateness_max_ms']:.0f} ms, "
       f"longest wait mid-work {p['stall_max_ms']:.0f} ms; SCHED_FIFO control: "
       f"start lateness max {c['lateness_max_ms']:.0f} ms")
-# a wait of 4 s is a stall in the making (the watchdog: 5 s)
-if p["ticks"] > 0 and p["lateness_max_ms"] < 4000 and p["stall_max_ms"] < 4000:
+# a wait of 2.5 s (half the watchdog) is a stall in the making
+if p["ticks"] > 0 and p["lateness_max_ms"] < 2500 and p["stall_max_ms"] < 2500:
     sys.exit(0)
 def ticks(path):
     return [tuple(int(x) for x in l.split("\t")[1:3]) for l in open(path) if l.strip()]

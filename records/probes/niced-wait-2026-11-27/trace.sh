@@ -17,8 +17,13 @@ round() {
   local niced=$!
   nice -n 19 "$TICKLOAD" -n 1 --work-ms 1 --period-ms 100 --duration-s 14 --json >"$WORK/probe.json" &
   local probe=$!
+  # more nice-19 sleepers (EXTRA of them, EXTRA_PERIOD ms): more pushes of the fair queue's clock
+  for ((k = 0; k < ${EXTRA:-0}; k++)); do
+    nice -n 19 "$TICKLOAD" -n 1 --work-ms 0.2 --period-ms ${EXTRA_PERIOD:-20} --duration-s ${EXTRA_S:-14} --json >/dev/null &
+  done
   "$TICKLOAD" -n 2 --work-ms 5 --duration-s 14 --cgroup "$CG" >"$WORK/load"
   wait $probe $hogs $niced
+  sleep 1
   echo 0 >$T/tracing_on
   python3 -c "
 import json; p=json.load(open('$WORK/probe.json'))['total']
@@ -26,4 +31,4 @@ print('probe', p['ticks'], 'ticks, start lateness max', round(p['lateness_max_ms
   stop_scx INT
   python3 "$HERE/waits.py" $T/trace
 }
-for i in 1 2 3 4 5 6; do round; done
+for i in $(seq ${ROUNDS:-6}); do round; done
