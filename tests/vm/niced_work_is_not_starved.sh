@@ -2,7 +2,10 @@
 # Other work at nice 19 keeps running beside many CPU hogs: the fair queue
 # charges a low weight many times its run time (nice 19: 100 x), and an
 # uncapped debt made a nice-19 hog wait 7 s among 24 hogs, past the
-# watchdog (5 s here), which ejected scx_tick. Seen from the niced work's
+# watchdog (5 s here), which ejected scx_tick (since the fair queue keeps
+# lifted keys as vtimes, 2026-11-27, the clock moves with a heavy charge and
+# the uncapped debt no longer shows here: nicestall is missed, see
+# docs/reliability.md). Seen from the niced work's
 # side: a nice-19 hog makes progress and, like a nice-19 periodic probe,
 # never waits seconds for a CPU.
 # The probe's longest wait in the records: 60-591 ms in most runs; 1-3 s
@@ -35,7 +38,6 @@ wait $control || fail "the SCHED_FIFO control probe failed"
 wait $niced || fail "the nice-19 hog failed"
 wait $hogs || fail "the hogs failed"
 [[ "$(sched_state)" == enabled ]] || fail_catches nicestall "scheduler ejected (state $(sched_state)): $(grep -m1 "error: EXIT" "$WORK/scx.err")"
-# its uncapped debt (nicestall) kept it waiting 3-4 s for each 5 ms slice
 python3 - "$WORK/niced.json" <<'PY' || fail_catches nicestall "the nice-19 hog made no progress or waited too long for a CPU"
 import json, sys
 h = json.load(open(sys.argv[1]))["total"]
@@ -43,10 +45,10 @@ print(f"# nice-19 hog beside 24 hogs: {h['ticks']} ticks of 100 ms CPU work, lon
 sys.exit(0 if h["ticks"] > 0 and h["stall_max_ms"] < 2500 else 1)
 PY
 verdict=0
-python3 - "$WORK/probe.json" "$WORK/probe.ticks" "$WORK/control.ticks" <<'PY' || verdict=$?
+python3 - "$WORK/probe.json" "$WORK/control.json" "$WORK/probe.ticks" "$WORK/control.ticks" <<'PY' || verdict=$?
 import json, sys
 p = json.load(open(sys.argv[1]))["total"]
-c = json.load(open(sys.argv[1].replace("probe", "control")))["total"]
+c = json.load(open(sys.argv[2]))["total"]
 print(f"# nice-19 probe: {p['ticks']} of 140 ticks, start lateness max {p['lateness_max_ms']:.0f} ms, "
       f"longest wait mid-work {p['stall_max_ms']:.0f} ms; SCHED_FIFO control: "
       f"start lateness max {c['lateness_max_ms']:.0f} ms")
@@ -55,9 +57,9 @@ if p["ticks"] > 0 and p["lateness_max_ms"] < 2500 and p["stall_max_ms"] < 2500:
     sys.exit(0)
 def ticks(path):
     return [tuple(int(x) for x in l.split("\t")[1:3]) for l in open(path) if l.strip()]
-due, begin = max(ticks(sys.argv[2]), key=lambda t: t[1] - t[0])
+due, begin = max(ticks(sys.argv[3]), key=lambda t: t[1] - t[0])
 # the control's longest start lateness among its ticks due in that wait
-shared = max((b - d for d, b in ticks(sys.argv[3]) if due <= d < begin), default=0)
+shared = max((b - d for d, b in ticks(sys.argv[4]) if due <= d < begin), default=0)
 print(f"# SCHED_FIFO control during the probe's longest wait ({(begin - due) / 1e6:.0f} ms): "
       f"started up to {shared / 1e6:.0f} ms late")
 sys.exit(3 if shared * 2 > begin - due else 1)
