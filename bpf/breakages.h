@@ -84,6 +84,9 @@
 #ifndef SCX_TICK_BREAK_SHARECHARGE
 #define SCX_TICK_BREAK_SHARECHARGE 0 /* sharecharge: a task given an owed share pays only for the time it ran */
 #endif
+#ifndef SCX_TICK_BREAK_CLOCKCHARGE
+#define SCX_TICK_BREAK_CLOCKCHARGE 0 /* clockcharge: the fair queue's clock moves to each stopped task's charged vtime (weights barely count) */
+#endif
 #ifndef SCX_TICK_BREAK_LENDPREV
 #define SCX_TICK_BREAK_LENDPREV 0 /* lendprev: a tick CPU lends itself while its runner whose slice ended is still runnable */
 #endif

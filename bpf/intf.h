@@ -45,6 +45,8 @@ enum tick_consts {
 	 */
 	OTHER_SHARE_PERIOD_NS = 100 * 1000 * 1000,
 	OTHER_SHARE_SLICE_NS = 5 * 1000 * 1000,
+	/* how many slices of other work a task's vtime may run ahead of the fair queue's clock */
+	OTHER_LEAD_SLICES = 10,
 	/* remote queues (or CPUs) one dispatch or placement looks at, at most */
 	MAX_PROBES = 8,
 	/*

@@ -72,6 +72,7 @@
  *     Rust; breakages.h declares the test-only breakages (scripts/mutants.sh).
  */
 #include <scx/common.bpf.h>
+#include <bpf_atomic.h> /* smp_rmb(), smp_wmb(): barrier() on x86, a full barrier elsewhere */
 #include "intf.h"
 #include "breakages.h"
 
@@ -222,8 +223,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		return;
 	}
 
-	if (time_before(vtime_now, tctx->vtime))
-		vtime_now = tctx->vtime;
+	advance_fair_clock(tctx);
 	cctx->other_at = now;
 	/* its owed share runs whole, unpreempted */
 	if (time_before(now, cctx->share_until)) {

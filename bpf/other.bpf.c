@@ -26,6 +26,26 @@ static bool other_owed(struct cpu_ctx *cctx, u64 now)
 	return hctx && elapsed(now, hctx->queued_at) > OTHER_SHARE_PERIOD_NS;
 }
 
+/*
+ * @tctx's task starts: the fair queue's clock moves up to the lowest key of
+ * it and the queue's head, as scx_simple's moves to the task that starts.
+ * Not past the head: a task put straight on an idle CPU, or a nice-19
+ * sleeper far ahead of the clock, would pull the clock past every task
+ * still waiting, and all of them, the nice-19 hog among them, came back
+ * level (it had three times its share). Not SCX_TICK_BREAK_CLOCKCHARGE's
+ * raise to the charged vtime at each stop either.
+ */
+static void advance_fair_clock(struct task_ctx *tctx)
+{
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(DSQ_OTHER);
+	u64 vtime = tctx->vtime;
+
+	if (head && time_before(head->scx.dsq_vtime, vtime))
+		vtime = head->scx.dsq_vtime;
+	if (time_before(vtime_now, vtime))
+		vtime_now = vtime;
+}
+
 /* Other work runs its owed share on @cctx's CPU: no runner preempts it. */
 static bool in_share(struct cpu_ctx *cctx, u64 now)
 {
@@ -137,35 +157,32 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 		return;
 	}
 	/*
-	 * Fair share among other tasks, scaled by weight. A low weight is
-	 * charged many times its run time (nice 19: weight 1, 100 x), while
-	 * the fair queue's clock moves about a slice per round of its tasks: a
-	 * nice-19 CPU hog among 24 others waited 7 s, past the watchdog. No
-	 * task owes more than two slices ahead of that clock, so it waits at
-	 * most about two rounds; below that, weights keep their proportions.
+	 * Fair share among other tasks, scaled by weight: nice 19 (weight 1)
+	 * is charged 100 x its run time. The queue's clock moves only when a
+	 * task starts (advance_fair_clock()), so a heavy charge holds the task
+	 * back until the others have had their shares. No task's vtime runs
+	 * more than OTHER_LEAD_SLICES ahead of the clock: weights count up to
+	 * about 1:10 against nice 0, and a low weight waits about as many
+	 * rounds of the queue at most (uncapped, a nice-19 hog among 24 others
+	 * waited 7 s, past the watchdog; capped at 20 slices, 0.7-1.4 s).
+	 * Raising the clock to the charged vtime here instead gave a nice-19
+	 * hog about a nice-0 share.
 	 */
 	ran = elapsed(now, tctx->run_start);
 	/*
 	 * An owed share is a turn, paid whole, used or not: a task that wakes
 	 * often and runs a moment (a timer, a kworker) paid only that moment,
 	 * stayed the fair queue's head and took every share while runners
-	 * kept the CPUs busy; CPU hogs behind it waited past the watchdog.
+	 * kept the CPUs busy; CPU hogs behind it waited past the watchdog
+	 * (beside four OpenTTD servers, vm/real_sim_server_keeps_its_speed).
 	 */
 	if (tctx->share_turn && ran < tctx->share_turn && !SCX_TICK_BREAK_SHARECHARGE)
 		ran = tctx->share_turn;
 	tctx->share_turn = 0;
 	tctx->vtime += ran * 100 / p->scx.weight;
-	cap = vtime_now + 2 * other_slice_ns;
+	cap = vtime_now + OTHER_LEAD_SLICES * other_slice_ns;
 	if (!SCX_TICK_BREAK_NICESTALL && time_after(tctx->vtime, cap))
 		tctx->vtime = cap;
-	/*
-	 * The fair queue's clock moves with the service given, not only when
-	 * a task ahead of it starts: when runners leave other work only its
-	 * owed shares, tasks that wake often (kworkers, RCU, a shell's
-	 * commands) enter a slice behind the clock and took every share,
-	 * which never moved it; CPU hogs and scx_tick itself waited past the
-	 * watchdog beside four OpenTTD servers (vm/real_sim_server_keeps_its_speed).
-	 */
-	if (time_before(vtime_now, tctx->vtime) && !SCX_TICK_BREAK_SHARECHARGE)
+	if (SCX_TICK_BREAK_CLOCKCHARGE && time_before(vtime_now, tctx->vtime))
 		vtime_now = tctx->vtime;
 }

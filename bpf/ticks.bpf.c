@@ -261,12 +261,42 @@ static void start_tick(struct task_struct *p, struct task_ctx *tctx, u64 now, u6
 static bool proc_tick_begin(struct proc_tick *pt, u64 from, u64 grid, u64 deadline,
 			    struct group_stats *gs)
 {
+	/*
+	 * One writer at a time: a start from @from only once the start that
+	 * made it has written its deadline, so no two interleave their writes.
+	 */
+	if (READ_ONCE(pt->deadline_grid) != from)
+		return false;
 	if (__sync_val_compare_and_swap(&pt->grid, from, grid) != from)
 		return false; /* another thread of the process started it */
-	pt->deadline = deadline;
-	pt->deadline_grid = grid;
+	WRITE_ONCE(pt->deadline, deadline);
+	smp_wmb();
+	WRITE_ONCE(pt->deadline_grid, grid);
 	count_tick(gs);
 	return true;
+}
+
+/*
+ * The process's tick in progress: its grid point in @grid and, unless a
+ * start on another CPU is writing it (false), its deadline in @deadline.
+ * Read in the order proc_tick_begin() writes, and checked again after:
+ * two threads waking together for a step both started it, and the one
+ * that lost read the new deadline_grid with the old deadline, a tick due
+ * at once; its replenishment carried that deadline a whole period on, and
+ * every later step joined a tick due as it began (58-60 misses for none,
+ * in 2 of 78 probe runs, records/probes/process-false-misses-2026-11-27/).
+ */
+static bool proc_tick_read(struct proc_tick *pt, u64 *grid, u64 *deadline)
+{
+	u64 g = READ_ONCE(pt->grid), dg;
+
+	smp_rmb();
+	dg = READ_ONCE(pt->deadline_grid);
+	smp_rmb();
+	*deadline = READ_ONCE(pt->deadline);
+	smp_rmb();
+	*grid = g;
+	return dg == g && READ_ONCE(pt->grid) == g;
 }
 
 /*
@@ -312,10 +342,10 @@ static u64 late_step(u64 prev, u64 quiet_from, u64 period, u64 now)
 static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 start, u64 deadline,
 			   bool woke)
 {
-	u64 grid = pt->grid;
+	u64 grid, due;
 
-	if (pt->deadline_grid == grid && !SCX_TICK_BREAK_NOINHERIT)
-		deadline = pt->deadline;
+	if (proc_tick_read(pt, &grid, &due) && !SCX_TICK_BREAK_NOINHERIT)
+		deadline = due;
 	if (grid != tctx->grid || !tctx->in_tick) {
 		if (grid != tctx->grid) {
 			/* dispatch::ProcessTick::learn_step_cpu() */
@@ -346,9 +376,9 @@ static void proc_tick_join(struct task_ctx *tctx, struct proc_tick *pt, u64 star
  */
 static void proc_join(struct task_ctx *tctx, struct proc_tick *pt, u64 now)
 {
-	u64 deadline = now + group_deadline(tctx->group);
+	u64 deadline = now + group_deadline(tctx->group), grid, due;
 
-	if (pt->grid && pt->deadline_grid == pt->grid && time_before(now, pt->deadline)) {
+	if (proc_tick_read(pt, &grid, &due) && grid && time_before(now, due)) {
 		proc_tick_join(tctx, pt, now, deadline, true);
 		return;
 	}

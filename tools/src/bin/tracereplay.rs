@@ -45,7 +45,10 @@ struct Args {
     /// (0: none; ns); and every roll-over check of a process's tick
     /// ("roll", the same fields, the next tick's grid point 0 when it did
     /// not roll over, then the thread's CPU time in its tick, a step's
-    /// usual, and when the process's tick before started).
+    /// usual, and when the process's tick before started). A process's
+    /// wake-up ("wake" as above) then adds whether it was a helper's and
+    /// ended a quiet spell (0/1), when the process went quiet, and the
+    /// thread's own tick before it (grid point, deadline, work done).
     #[arg(long)]
     wakes: bool,
 }
@@ -81,6 +84,11 @@ fn main() -> Result<()> {
             );
             if kind == "roll" {
                 print!(" {} {} {}", d.ran, d.mspt, d.proc_started);
+            } else if d.proc_wake != 0 {
+                print!(
+                    " helper {} fresh {} quiet {} own {} {} {}",
+                    d.helper, d.fresh, d.proc_idle_since, d.own_grid, d.own_deadline, d.work_done
+                );
             }
             println!();
         }
