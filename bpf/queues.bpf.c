@@ -483,7 +483,12 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	 * endless tick: its next tick starts here, on the grid, as it would
 	 * at the end of its slice (replenish).
 	 */
-	if (tctx->in_tick && !time_before(now, tctx->deadline) && !SCX_TICK_BREAK_NOTICKREPLENISH) {
+	/*
+	 * (The notickreplenish breakage skips it at run time, `&& now`: with
+	 * the branch compiled out the verifier refused tick_tick.)
+	 */
+	if (tctx->in_tick && !time_before(now, tctx->deadline) &&
+	    !(SCX_TICK_BREAK_NOTICKREPLENISH && now)) {
 		add_runtime(tctx, ran);
 		tctx->run_start = now;
 		ran = 0;
