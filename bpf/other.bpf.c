@@ -29,11 +29,12 @@ static bool other_owed(struct cpu_ctx *cctx, u64 now)
 /*
  * @tctx's task starts: the fair queue's clock moves up to the lowest key of
  * it and the queue's head, as scx_simple's moves to the task that starts.
- * Not past the head: a task put straight on an idle CPU, or a nice-19
- * sleeper far ahead of the clock, would pull the clock past every task
- * still waiting, and all of them, the nice-19 hog among them, came back
- * level (it had three times its share). Not SCX_TICK_BREAK_CLOCKCHARGE's
- * raise to the charged vtime at each stop either.
+ * Not past the head: a task that starts out of order (put straight on an
+ * idle CPU, far ahead of the clock) would pull the clock past every task
+ * still waiting and erase their lag. A rule from reading, not measured:
+ * vm/niced_work_is_not_starved's nice-19 hog had the same share with and
+ * without it (85 and 82 ticks for its twin's 254 and 251). Not
+ * SCX_TICK_BREAK_CLOCKCHARGE's raise to the charged vtime at each stop.
  */
 static void advance_fair_clock(struct task_ctx *tctx)
 {

@@ -5,12 +5,13 @@
 # among 24 hogs, past the watchdog (5 s here), which ejected scx_tick, and
 # a queue clock raised to each charged vtime gave a nice-19 hog about a
 # nice-0 hog's share (16-18 of 100 ms ticks in 14 s, records/tests
-# 2026-11-27; the debt's cap, 20 slices ahead of the clock, bounds its wait).
+# 2026-11-27; the debt's cap, 10 slices ahead of the clock, bounds its wait).
 # Seen from the niced work's side: a nice-19 hog makes progress, at most
-# half of its nice-0 twin's (in this guest EEVDF gave it 1/2.7 and 1/4.5,
-# scx_tick 1/3.2 and 1/7 in probes, 2026-11-27; the clock raised at each
-# stop gave about as much), and, like a nice-19 periodic probe, never
-# waits seconds for a CPU.
+# half of its nice-0 twin's (scx_tick 1/2.6-1/2.9 here since the 10-slice
+# cap, records/tests 2026-11-27-4 and two runs before it; EEVDF 1/2.7 and
+# 1/4.5 in probes of this load; the clock raised at each stop gave about
+# as much as the twin), and, like a nice-19 periodic probe, never waits
+# seconds for a CPU.
 # The probe's longest wait in the records: 60-591 ms in most runs; 1-3 s
 # in about one run in ten until the fair queue kept the keys it lifts as
 # the tasks' vtimes (bpf/other.bpf.c: enqueue_other), 49-176 ms in 28
