@@ -77,12 +77,31 @@ fn main() {
     println!("cargo:rerun-if-env-changed=SCX_TICK_BREAK");
     println!("cargo:rerun-if-changed=bpf/breakages.h");
     let allowed = breakages();
-    if let Ok(name) = std::env::var("SCX_TICK_BREAK") {
-        if !allowed.contains(&name) {
+    let broken = std::env::var("SCX_TICK_BREAK").ok();
+    if let Some(name) = &broken {
+        if !allowed.contains(name) {
             panic!("SCX_TICK_BREAK={name}: allowed: {}", allowed.join(", "));
         }
-        bpf.add_cflag(&format!("-D{}=1", break_define(&name)));
+        bpf.add_cflag(&format!("-D{}=1", break_define(name)));
         println!("cargo:warning=scx_tick built with the test-only breakage {name}");
     }
+    write_rust_breakages(&allowed, broken.as_deref());
     bpf.build().unwrap();
+}
+
+/// The same breakages for the Rust code: one `bool` constant each, named as
+/// the C macro (so `git grep` finds both), in `$OUT_DIR/breakages.rs`.
+fn write_rust_breakages(allowed: &[String], broken: Option<&str>) {
+    let consts: String = allowed
+        .iter()
+        .map(|n| {
+            format!(
+                "/// `{n}` (bpf/breakages.h)\npub const {}: bool = {};\n",
+                break_define(n),
+                broken == Some(n.as_str())
+            )
+        })
+        .collect();
+    let path = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("breakages.rs");
+    std::fs::write(&path, consts).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }

@@ -11,6 +11,12 @@
  * mutants.sh runs them: an #ifndef SCX_TICK_BREAK_<NAME> block whose
  * #define of it to 0 ends in the comment "<name>: what it breaks" (<NAME>
  * is <name> upper case, '-' as '_').
+ *
+ * The last ones break the Rust code (scx_tick, and scx_tick_user for the
+ * userspace mode: names "user-..."): build.rs also makes every breakage a
+ * constant scx_tick::breakages::SCX_TICK_BREAK_<NAME>, true only in the
+ * build it names, which the Rust code tests as the BPF code tests the
+ * macro (and the compiler drops the broken branch of a normal build).
  */
 #ifndef __SCX_TICK_BREAKAGES_H
 #define __SCX_TICK_BREAKAGES_H
@@ -81,17 +87,32 @@
 #ifndef SCX_TICK_BREAK_NOHINTS
 #define SCX_TICK_BREAK_NOHINTS 0 /* nohints: a deadline hint starts its tick and is counted as used, but the tick gets the implicit deadline (wake-up + the group's) */
 #endif
-#ifndef SCX_TICK_BREAK_SHARECHARGE
-#define SCX_TICK_BREAK_SHARECHARGE 0 /* sharecharge: a task given an owed share pays only for the time it ran */
-#endif
 #ifndef SCX_TICK_BREAK_CLOCKCHARGE
 #define SCX_TICK_BREAK_CLOCKCHARGE 0 /* clockcharge: the fair queue's clock moves to each stopped task's charged vtime (weights barely count) */
 #endif
-#ifndef SCX_TICK_BREAK_LENDPREV
-#define SCX_TICK_BREAK_LENDPREV 0 /* lendprev: a tick CPU lends itself while its runner whose slice ended is still runnable */
-#endif
 #ifndef SCX_TICK_BREAK_NOLOCALITY
 #define SCX_TICK_BREAK_NOLOCALITY 0 /* nolocality: steals and spill-overs look at CPUs in list order, not nearest first */
+#endif
+
+/* Rust: scx_tick's userspace side */
+#ifndef SCX_TICK_BREAK_NORESTORE
+#define SCX_TICK_BREAK_NORESTORE 0 /* norestore: threads pinned by --pin hard keep that affinity when scx_tick exits */
+#endif
+#ifndef SCX_TICK_BREAK_NOMOVEBACK
+#define SCX_TICK_BREAK_NOMOVEBACK 0 /* nomoveback: threads selected by name stay in scx_tick's child cgroups when it exits */
+#endif
+#ifndef SCX_TICK_BREAK_TAGALL
+#define SCX_TICK_BREAK_TAGALL 0 /* tagall: scx_tick tag --thread-name moves every thread of the process, not only those named so */
+#endif
+#ifndef SCX_TICK_BREAK_NOAUTH
+#define SCX_TICK_BREAK_NOAUTH 0 /* noauth: any user may register deadline hints for a tick group's thread, not only root or the cgroup's owner */
+#endif
+/* Rust: the userspace mode (scx_tick --userspace, user/) */
+#ifndef SCX_TICK_BREAK_USER_NOMISS
+#define SCX_TICK_BREAK_USER_NOMISS 0 /* user-nomiss: the userspace mode never counts a deadline miss */
+#endif
+#ifndef SCX_TICK_BREAK_USER_RESTARTOK
+#define SCX_TICK_BREAK_USER_RESTARTOK 0 /* user-restartok: the userspace mode exits 0, saying nothing, when the kernel asks for a restart (CPU hotplug) */
 #endif
 
 #endif /* __SCX_TICK_BREAKAGES_H */

@@ -154,7 +154,7 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	 * lent work would push it aside, into a queue no other CPU looks at
 	 * until it is late.
 	 */
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && is_runner(prev) && !SCX_TICK_BREAK_LENDPREV)
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && is_runner(prev))
 		return;
 
 	/* the runners sleep: lend the CPU to other work if the next tick is far enough */

@@ -177,7 +177,7 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 	 * kept the CPUs busy; CPU hogs behind it waited past the watchdog
 	 * (beside four OpenTTD servers, vm/real_sim_server_keeps_its_speed).
 	 */
-	if (tctx->share_turn && ran < tctx->share_turn && !SCX_TICK_BREAK_SHARECHARGE)
+	if (tctx->share_turn && ran < tctx->share_turn)
 		ran = tctx->share_turn;
 	tctx->share_turn = 0;
 	tctx->vtime += ran * 100 / p->scx.weight;

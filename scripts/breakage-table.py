@@ -2,13 +2,16 @@
 """The breakage table of docs/testing.md, from scripts/mutants.sh's records.
 
     python3 scripts/breakage-table.py          print the markdown table
-    python3 scripts/breakage-table.py --check  is every breakage's record current?
+    python3 scripts/breakage-table.py --docs   write it into docs/testing.md
+    python3 scripts/breakage-table.py --check  is every breakage's record current,
+                                               and docs/testing.md's table the records'?
 
 Reads every records/mutants/*.jsonl (one JSON line per breakage and run of
 scripts/mutants.sh) and keeps the latest record of each breakage (by its
 date, then file name and line). The table has one row per breakage of
 bpf/breakages.h that has a record, in that file's order: what it breaks, the
-scenarios that failed for its reason (a FAIL line marked "[catches NAME]"),
+code it breaks (the files that test SCX_TICK_BREAK_<NAME>: BPF, Rust, the
+userspace mode's Rust), the scenarios that failed for its reason (a FAIL line marked "[catches NAME]"),
 those that passed or failed for another reason, the marked FAIL line(s), and
 the record's commit and date. The breakages without a record are named
 below the table. With no record at all it says so and exits 1.
@@ -24,9 +27,11 @@ below the table. With no record at all it says so and exits 1.
   - whose record was not caught by every scenario it had to be (missed, or
     failed for another reason);
   - whose record's scenarios are no longer those whose "# Catches:" line
-    names it.
-Rerun those with `scripts/mutants.sh NAME...`. Not part of scripts/test.sh
-(the rows are not rerun there); run it before quoting the table.
+    names it;
+and when the table between docs/testing.md's markers is not the one the
+records give (--docs rewrites it). Rerun stale breakages with
+`scripts/mutants.sh NAME...`. tests/host/breakage_records_are_current.sh
+runs --check in the suite (the rows themselves are not rerun there).
 """
 import glob
 import json
@@ -38,6 +43,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DECL = re.compile(r"^#define (SCX_TICK_BREAK_[A-Z_]+) 0 /\* ([a-z-]+): (.*?) \*/\s*$")
 MARK = re.compile(r"^FAIL \[catches [^\]]*\]: ")
+DOCS = os.path.join(ROOT, "docs/testing.md")
+BEGIN = "<!-- breakage table: python3 scripts/breakage-table.py --docs writes it from records/mutants/ -->"
+END = "<!-- end of the breakage table -->"
 
 
 def breakages():
@@ -92,32 +100,45 @@ def scenarios(names):
     return ", ".join(f"`{s}`" for s in names) or "none"
 
 
-def row(name, what, rec):
+def code(macro):
+    """The files that test the breakage's switch (its declaration left out)."""
+    files = git("grep", "-lw", macro, "--", ".", ":(exclude)bpf/breakages.h").stdout.split()
+    return files or ["bpf/breakages.h"]
+
+
+def row(name, macro, what, rec):
     missed = [f"`{s}` passed" for s in rec.get("missed_by", [])]
     missed += [f"`{o['scenario']}`: {cell(o['failure'])}" for o in rec.get("other_reason", [])]
     why = [f"`{r['scenario']}`: {cell(MARK.sub('', r['failure']))}" for r in rec.get("reasons", [])]
     date = str(rec.get("date", "?"))[:16].replace("T", " ")
-    return (f"| `{name}` | {cell(rec.get('what') or what)} | {scenarios(rec.get('caught_by', []))} | "
+    where = ", ".join(f"`{f}`" for f in code(macro))
+    return (f"| `{name}` | {cell(rec.get('what') or what)} | {where} | {scenarios(rec.get('caught_by', []))} | "
             f"{'; '.join(missed) or 'none'} | {'; '.join(why) or '-'} | {cell(rec.get('commit', '?'))} | {date} |")
 
 
 def table(decl, recs, must):
-    if not recs:
-        print("no records in records/mutants/ (scripts/mutants.sh writes them)", file=sys.stderr)
-        return 1
-    print("| breakage (`SCX_TICK_BREAK`) | what it breaks | caught by (failed for its reason) "
-          "| missed, or failed for another reason | why (the marked FAIL lines) | commit | date |")
-    print("|---|---|---|---|---|---|---|")
-    for name, _, what in decl:
+    """The table's lines (and a line naming the breakages without a record)."""
+    out = ["| breakage (`SCX_TICK_BREAK`) | what it breaks | code | caught by (failed for its reason) "
+           "| missed, or failed for another reason | why (the marked FAIL lines) | commit | date |",
+           "|---|---|---|---|---|---|---|---|"]
+    for name, macro, what in decl:
         if name in recs:
-            print(row(name, what, recs[name]))
-    known = {name for name, _, _ in decl}
+            out.append(row(name, macro, what, recs[name]))
     none = [f"`{n}`" + ("" if must.get(n) else " (no scenario catches it)") for n, _, _ in decl if n not in recs]
     if none:
-        print(f"\nNo record: {', '.join(none)}.")
-    for b in sorted(set(recs) - known):
-        print(f"record of {b}: no longer a breakage of bpf/breakages.h, left out", file=sys.stderr)
-    return 0
+        out += ["", f"No record: {', '.join(none)}."]
+    return out
+
+
+def docs_block():
+    """docs/testing.md's lines, and the index range of its table between the markers."""
+    with open(DOCS) as f:
+        lines = f.read().split("\n")
+    try:
+        i, j = lines.index(BEGIN), lines.index(END)
+    except ValueError:
+        return lines, None
+    return lines, (i + 1, j) if i < j else None
 
 
 def git(*args):
@@ -126,14 +147,19 @@ def git(*args):
 
 def check(decl, recs, must):
     problems = []
+    lines, block = docs_block()
+    if block is None:
+        problems.append(f"docs/testing.md: no table between the markers {BEGIN!r} and {END!r}")
+    elif lines[block[0]:block[1]] != table(decl, recs, must):
+        problems.append("docs/testing.md: its breakage table is not the records' "
+                        "(python3 scripts/breakage-table.py --docs rewrites it)")
     for name, macro, _ in decl:
         rec = recs.get(name)
         if rec is None:
             hint = "" if must.get(name) else " (no scenario names it in a \"# Catches:\" line)"
             problems.append(f"{name}: no record{hint}")
             continue
-        files = git("grep", "-lw", macro, "--", ".", ":(exclude)bpf/breakages.h").stdout.split()
-        files = files or ["bpf/breakages.h"]
+        files = code(macro)
         last = git("log", "-1", "--format=%H", "--", *files).stdout.strip()
         commit = str(rec.get("commit", "")).split("+")[0]
         if last:
@@ -154,7 +180,7 @@ def check(decl, recs, must):
     for p in problems:
         print(p)
     if problems:
-        names = sorted({p.split(":")[0] for p in problems})
+        names = sorted({p.split(":")[0] for p in problems} - {"docs/testing.md"})
         print(f"\n{len(names)} of {len(decl)} breakages without a current record that shows them caught "
               f"(scripts/mutants.sh NAME... reruns them)", file=sys.stderr)
         return 1
@@ -164,7 +190,7 @@ def check(decl, recs, must):
 
 def main():
     args = sys.argv[1:]
-    if args not in ([], ["--check"]):
+    if args not in ([], ["--check"], ["--docs"]):
         print(__doc__, file=sys.stderr)
         return 2
     decl = breakages()
@@ -172,7 +198,25 @@ def main():
         print("no breakage found in bpf/breakages.h", file=sys.stderr)
         return 1
     recs, must = latest_records(), catches()
-    return check(decl, recs, must) if args else table(decl, recs, must)
+    for b in sorted(set(recs) - {name for name, _, _ in decl}):
+        print(f"record of {b}: no longer a breakage of bpf/breakages.h, left out", file=sys.stderr)
+    if args == ["--check"]:
+        return check(decl, recs, must)
+    if not recs:
+        print("no records in records/mutants/ (scripts/mutants.sh writes them)", file=sys.stderr)
+        return 1
+    rows = table(decl, recs, must)
+    if args == ["--docs"]:
+        lines, block = docs_block()
+        if block is None:
+            print(f"docs/testing.md: no markers {BEGIN!r} and {END!r} to write the table between", file=sys.stderr)
+            return 1
+        lines[block[0]:block[1]] = rows
+        with open(DOCS, "w") as f:
+            f.write("\n".join(lines))
+        return 0
+    print("\n".join(rows))
+    return 0
 
 
 if __name__ == "__main__":

@@ -21,6 +21,11 @@ pub fn version() -> &'static str {
 }
 
 pub mod bpf;
+/// Test-only deliberate breakages (bpf/breakages.h, scripts/mutants.sh):
+/// all `false` unless built with `SCX_TICK_BREAK=<name>`.
+pub mod breakages {
+    include!(concat!(env!("OUT_DIR"), "/breakages.rs"));
+}
 pub mod commands;
 pub mod config;
 pub mod model;

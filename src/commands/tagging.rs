@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use log::{info, warn};
 
+use crate::breakages::SCX_TICK_BREAK_TAGALL;
 use crate::config::cli::TagArgs;
 use crate::config::parse::parse_regex;
 use crate::run::cgroup;
@@ -102,7 +103,10 @@ fn select(args: &TagArgs) -> Result<(Vec<u32>, BTreeSet<u32>)> {
                 continue;
             };
             let name = comm(tid).unwrap_or_default();
-            if re.as_ref().is_none_or(|re| re.is_match(&name)) {
+            if re
+                .as_ref()
+                .is_none_or(|re| re.is_match(&name) || SCX_TICK_BREAK_TAGALL)
+            {
                 tids.push(tid);
             }
         }

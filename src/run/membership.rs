@@ -28,6 +28,7 @@ use log::{debug, info, warn};
 
 use super::cgroup;
 use crate::bpf::{BpfSkel, intf};
+use crate::breakages::SCX_TICK_BREAK_NOMOVEBACK;
 use crate::config::MissingCgroup;
 use crate::config::plan::{Plan, Runners, ThreadSelect};
 
@@ -722,6 +723,9 @@ impl Membership {
 
     /// Every thread back into its process's cgroup, our children removed.
     pub fn restore(&mut self) {
+        if SCX_TICK_BREAK_NOMOVEBACK {
+            return;
+        }
         let mut moved = 0;
         let mut children = BTreeSet::new();
         for g in &mut self.groups {

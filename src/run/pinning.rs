@@ -18,6 +18,7 @@ use nix::unistd::Pid;
 
 use super::cgroup;
 use crate::bpf::BpfSkel;
+use crate::breakages::SCX_TICK_BREAK_NORESTORE;
 use crate::config::Pin;
 use crate::config::plan::Plan;
 
@@ -213,6 +214,9 @@ impl Pinner {
     /// Give every hard-pinned thread its original affinity back (soft
     /// pinning changed nothing outside the scheduler).
     pub fn restore(&mut self) {
+        if SCX_TICK_BREAK_NORESTORE {
+            return;
+        }
         for (tid, set) in std::mem::take(&mut self.saved) {
             // ESRCH: the thread is gone, nothing to restore
             let _ = sched_setaffinity(Pid::from_raw(tid as i32), &set);

@@ -3,6 +3,7 @@
 # run timestamps: a group whose work exceeds its deadline reports the misses
 # tickload counted (within 5%), a light group reports no miss the workload
 # did not see, and --stats-json streams lines whose counters never go back.
+# Catches: user-nomiss
 SCX_TICK_MODE=userspace
 source "$(dirname "$0")/../lib.sh"
 HEAVY=$(make_cgroup heavy)
@@ -18,6 +19,6 @@ wait $light || fail "tickload (light) failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 grep -q "heavy: .*ticks/s" "$WORK/scx.out" || fail "no live line for the heavy group: $(head -3 "$WORK/scx.out")"
-check_heavy_light_misses
+check_heavy_light_misses user-nomiss
 check_stats_json "$WORK/stats.jsonl"
 check_dmesg_clean

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # --pin hard pins each runner to its home CPU (so it is never stolen), and
 # every affinity is restored when scx_tick exits on SIGTERM.
+# Catches: norestore
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 # the workloads outlive the checks however slow the guest (they are ended below)
@@ -48,7 +49,7 @@ stop_scx TERM
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 after=$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)
 note "affinity before: $before, while pinned: $during, after SIGTERM: $after"
-[[ "$after" == "$before" ]] || fail "affinity not restored: $after, was $before"
+[[ "$after" == "$before" ]] || fail_catches norestore "affinity not restored: $after, was $before"
 kill $pid; wait $pid 2>/dev/null || true
 read_totals
 ((tot_dispatch_stolen == 0)) || fail "$tot_dispatch_stolen steals of hard-pinned runners"

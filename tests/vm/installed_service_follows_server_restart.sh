@@ -6,6 +6,7 @@
 # idle connection, and moves everything back on SIGTERM. Its flags file
 # (the unit's EnvironmentFile) sets the metrics address; the uninstall
 # removes what the install put there and keeps the flags file it changed.
+# Catches: nomoveback
 source "$(dirname "$0")/../lib.sh"
 JVM=""
 trap '[[ -n "$JVM" ]] && { kill -9 $JVM 2>/dev/null || true; }; cleanup' EXIT
@@ -151,12 +152,12 @@ stop_scx TERM
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC after SIGTERM"
 wait $PARSER || fail "the JSON stream did not parse: $(cat "$WORK/parser.out")"
 note "$(cat "$WORK/parser.out") JSON lines, no other output on stdout"
-[[ ! -d $CHILD ]] || fail "$CHILD left behind"
+[[ ! -d $CHILD ]] || fail_catches nomoveback "$CHILD left behind"
 for t in $(ls /proc/$JVM/task); do
   # a JVM thread may end between the listing and the read (seen once: a
   # thread "in" no cgroup): only a thread still there counts
   cg=$(cat /proc/$JVM/task/$t/cgroup 2>/dev/null) && [[ -n $cg ]] || continue
-  [[ $cg == "0::/game.service" ]] || fail "thread $t is in $cg after exit"
+  [[ $cg == "0::/game.service" ]] || fail_catches nomoveback "thread $t is in $cg after exit"
 done
 grep -q "scx_tick totals:" "$WORK/scx.err" || fail "no exit summary on stderr"
 timestamp=$(tail -1 "$WORK/json.log" | python3 -c 'import json,sys,time; m=json.load(sys.stdin); print(abs(m["timestamp_s"]-time.time()) < 120)')

@@ -2,6 +2,7 @@
 # `scx_tick tag` moves only the threads named like tick runners of a process
 # into a threaded tick group, scx_tick schedules them as runners, and
 # `untag` moves them back.
+# Catches: tagall
 source "$(dirname "$0")/../lib.sh"
 "$TICKLOAD" -n 3 --work-ms 2 --duration-s 14 >"$WORK/load" &
 pid=$!
@@ -11,7 +12,7 @@ note "$(cat "$WORK/tag.err")"
 TICKS=/sys/fs/cgroup/scx_tick/world/ticks
 [[ "$(cat $TICKS/cgroup.type)" == threaded ]] || fail "tick group is not threaded"
 tagged=$(wc -l <$TICKS/cgroup.threads)
-((tagged == 3)) || fail "$tagged threads tagged, expected the 3 runners: $(cat $TICKS/cgroup.threads)"
+((tagged == 3)) || fail_catches tagall "$tagged threads tagged, expected the 3 runners: $(cat $TICKS/cgroup.threads)"
 grep -qx "$pid" $TICKS/cgroup.threads && fail "the main thread was tagged too"
 start_scx --tick-cgroup scx_tick/world/ticks
 # 5 s scheduled by scx_tick while the tagged runners tick: it must count

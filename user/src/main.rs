@@ -20,6 +20,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::Parser;
 use log::info;
+use scx_tick::breakages::SCX_TICK_BREAK_USER_RESTARTOK;
 use scx_tick::config::cli;
 use scx_tick::output::intervals::write_exit_line;
 use scx_tick::output::reporter::Reporter;
@@ -61,7 +62,7 @@ fn run(args: &cli::RunArgs) -> Result<()> {
         ),
     );
     write_exit_line(&reporter, &counters, &groups, &mut json);
-    if uei.should_restart() {
+    if uei.should_restart() && !SCX_TICK_BREAK_USER_RESTARTOK {
         // scx_rustland_core forbids new memory mappings (seccomp) once it
         // runs, and a new attach needs them: only a new process can.
         bail!(

@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use scx_tick::breakages::SCX_TICK_BREAK_USER_NOMISS;
 use scx_tick::model::dispatch::{self, Head, Pick};
 
 pub type Pid = i32;
@@ -321,7 +322,10 @@ impl Runners {
                 closed = Some(TickOutcome {
                     group,
                     lateness_ns: start.saturating_sub(prev.wake_at),
-                    overshoot_ns: ran.stop.checked_sub(prev.deadline).filter(|&o| o > 0),
+                    overshoot_ns: ran
+                        .stop
+                        .checked_sub(prev.deadline)
+                        .filter(|&o| o > 0 && !SCX_TICK_BREAK_USER_NOMISS),
                 });
             } else if !fresh && ran.start >= prev.wake_at {
                 info.first_start = Some(start);
