@@ -21,7 +21,10 @@
 # nodemote missed 44.97 % before overrunkeeps came; since, misses do not
 # tell it apart (0.00-0.16 % with 12 ms runners; with 20 ms, 3.59 %
 # against the normal build's 1.33 and 0.23 alone, 2026-11-28), so the
-# MSPT check catches it: MSPT RANGE.
+# MSPT check catches it: the neighbour's mean MSPT beside over alone was
+# 1.00 / 1.06 / 1.00 / 1.00 in the normal build (2026-11-28, 4 runs) and
+# 1.22 / 1.28 with nodemote (p99 1.8 x); the bound, 1.15, has a margin of
+# about 0.1 either way.
 # Catches: nodemote overrunkeeps
 source "$(dirname "$0")/../lib.sh"
 GOOD=$(make_cgroup good)
@@ -65,9 +68,12 @@ print(f"# overloaded server: at least {cpu:.2f} CPUs (ticks of 70 ms)")
 ok = beside <= alone + 1.0
 mspt = lambda rs: sum(r["total"]["mspt_mean_ms"] * r["ticks"] for r in rs) / max(1, sum(r["ticks"] for r in rs))
 m_alone, m_beside = mspt(runs["alone"]), mspt(runs["beside"])
-print(f"# well-behaved server's mean MSPT: alone {m_alone:.1f} ms, beside {m_beside:.1f} ms")
-# BOUND
-slow = m_beside > 1.5 * m_alone
+p99 = lambda rs: " / ".join(f"{r['total']['mspt_p99_ms']:.1f}" for r in rs)
+print(f"# well-behaved server's mean MSPT: alone {m_alone:.1f} ms, beside {m_beside:.1f} ms; "
+      f"p99 per round alone {p99(runs['alone'])}, beside {p99(runs['beside'])}")
+# overrun work that takes turns with on-time runners (nodemote) slows
+# each tick by a few quanta: see the header for the measured ratios
+slow = m_beside > 1.15 * m_alone
 # what is left after the neighbour (~1 CPU) and the hogs' share: it keeps
 # at least a CPU (measured 2.3-2.8)
 ok &= cpu >= 1.0
