@@ -3,8 +3,9 @@
 # sched_ext error, and the hogs and the storm make progress: at least half
 # the hogs' throughput and storm rounds the default scheduler gives them in
 # the same guest just before. A storm round is short (hackbench --loops
-# 50: its 160 tasks forked anew each round), so the check counts about a
-# dozen rounds; rounds of 200 loops gave EEVDF 3-4, where half was 2.
+# 50: its 160 tasks forked anew each round), so the check counts more
+# rounds (EEVDF 8, scx_tick 9, --userspace 6 on 2026-11-28); rounds of 200
+# loops gave EEVDF 3-4, where half was 2.
 # Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
 source "$(dirname "$0")/../lib.sh"
 load() { # name: 10 s of hogs and storms; sets storms and ops
