@@ -4,7 +4,7 @@
 # catch it; print a markdown table and keep a record of each breakage in
 # records/mutants/mutants-DATE.jsonl (scripts/breakage-table.py makes
 # docs/testing.md's table from the latest records). Not part of
-# scripts/test.sh (about 30 minutes); rebuilds the normal scx_tick at the
+# scripts/test.sh (about 45 minutes); rebuilds the normal scx_tick at the
 # end, also when interrupted.
 #
 #   scripts/mutants.sh              every breakage a scenario catches
