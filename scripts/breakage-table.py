@@ -33,6 +33,7 @@ records give (--docs rewrites it). Rerun stale breakages with
 `scripts/mutants.sh NAME...`. tests/host/breakage_records_are_current.sh
 runs --check in the suite (the rows themselves are not rerun there).
 """
+import functools
 import glob
 import json
 import os
@@ -100,10 +101,12 @@ def scenarios(names):
     return ", ".join(f"`{s}`" for s in names) or "none"
 
 
+@functools.lru_cache(maxsize=None)
 def code(macro):
-    """The files that test the breakage's switch (its declaration left out)."""
+    """The files that test the breakage's switch (its declaration left out);
+    --check asks twice per breakage (its table, its staleness): one git grep."""
     files = git("grep", "-lw", macro, "--", ".", ":(exclude)bpf/breakages.h").stdout.split()
-    return files or ["bpf/breakages.h"]
+    return tuple(files or ["bpf/breakages.h"])
 
 
 def row(name, macro, what, rec):
