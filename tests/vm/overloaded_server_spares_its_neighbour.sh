@@ -19,13 +19,13 @@
 # 0.00 / 0.00 / 0.16 % missed, alone 0.00; with the breakage overrunkeeps
 # (the previous policy) 2.34 / 1.09 / 1.41 % (earlier runs 1.1-14.6 %).
 # nodemote missed 44.97 % before overrunkeeps came; since, misses do not
-# tell it apart (0.47-1.09 % beside in 3 runs with 12 ms runners, the
-# normal build 0.00-0.62; with 20 ms, 3.59 %
-# against the normal build's 1.33 and 0.23 alone, 2026-11-28), so the
-# MSPT check catches it: the neighbour's mean MSPT beside over alone was
-# 1.00 / 1.06 / 1.00 / 1.00 in the normal build (2026-11-28, 4 runs) and
-# 1.22 / 1.28 with nodemote (p99 1.8 x); the bound, 1.15, has a margin of
-# about 0.1 either way.
+# tell it apart (0.47-3.05 % beside in 4 runs with 12 ms runners, the
+# normal build 0.00-0.62; with 20 ms runners the normal build itself
+# missed 1.33 % beside against 0.23 alone, 2026-11-28), so the MSPT check
+# catches it: the neighbour's mean MSPT beside over alone was 1.00-1.06
+# in 7 runs of the normal build (2026-11-28) and 1.22-1.33 in 4 with
+# nodemote (p99 about 1.8 x); the bound, 1.15, has a margin of about 0.1
+# either way.
 # Catches: nodemote overrunkeeps
 source "$(dirname "$0")/../lib.sh"
 GOOD=$(make_cgroup good)

@@ -4,7 +4,7 @@
 # the hogs' throughput and half the storm rounds the default scheduler gives
 # them in the same guest just before. A storm round is short (hackbench --loops
 # 50: its 160 tasks forked anew each round), so the check counts more
-# rounds (EEVDF 8, scx_tick 9, --userspace 6 on 2026-11-28); rounds of 200
+# rounds (EEVDF 7-8, scx_tick 7-9, --userspace 5-6 on 2026-11-28); rounds of 200
 # loops gave EEVDF 3-4, where half was 2.
 # Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
 source "$(dirname "$0")/../lib.sh"
