@@ -39,7 +39,9 @@ import datetime, json, sys
 name, rc, secs, out, _, commit = sys.argv[1:7]
 lines = open(out, errors="replace").read().splitlines()
 retry = next((i for i, l in enumerate(lines) if l.startswith("RETRY")), None)
-attempts = [(lines, rc)] if retry is None else [(lines[: retry + 1], "fault"), (lines[retry + 1 :], rc)]
+# the first run of a retried scenario: an emulator fault, or a failure run again
+first = "fail" if retry is not None and lines[retry].startswith("RETRY   after a failure") else "fault"
+attempts = [(lines, rc)] if retry is None else [(lines[: retry + 1], first), (lines[retry + 1 :], rc)]
 for n, (part, result) in enumerate(attempts, 1):
     print(json.dumps({
         "scenario": name,
@@ -50,7 +52,7 @@ for n, (part, result) in enumerate(attempts, 1):
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
         "figures": [l[2:] for l in part if l.startswith("# ")],
         "failures": [l for l in part if l.startswith("FAIL")],
-        # an emulator fault's retry (scripts/test.sh), and why a scenario skipped
+        # a second run's reason (scripts/test.sh), and why a scenario skipped
         "retries": [l for l in part if l.startswith("RETRY")],
         "skips": [l for l in part if l.startswith("SKIP")],
     }))

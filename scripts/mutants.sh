@@ -155,7 +155,7 @@ for b in "${ORDER[@]}"; do
     log "breakage $b: $s"
     base=/tmp/scx_tick-mutant-$b-${s//\//_}
     : >"$base.records.jsonl"
-    SCX_TICK_RECORDS=$base.records.jsonl bash scripts/test.sh --no-setup "$s" >"$base.log" 2>&1
+    SCX_TICK_SECOND_RUN=0 SCX_TICK_RECORDS=$base.records.jsonl bash scripts/test.sh --no-setup "$s" >"$base.log" 2>&1
     outcome "$b" "$s" $? "$base.records.jsonl" "$base.log" >>"$outcomes" || die "could not read $s's record ($base.records.jsonl)"
   done
   # shellcheck disable=SC2086 # the scenarios, one word each
