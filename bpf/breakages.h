@@ -75,6 +75,12 @@
 #ifndef SCX_TICK_BREAK_OVERRUNKEEPS
 #define SCX_TICK_BREAK_OVERRUNKEEPS 0 /* overrunkeeps: a CPU running overrun work is no place for an on-time runner to spill to */
 #endif
+#ifndef SCX_TICK_BREAK_EXITLOCAL
+#define SCX_TICK_BREAK_EXITLOCAL 0 /* exitlocal: exiting tasks skip ops.enqueue and wait on the local queue of the CPU they left */
+#endif
+#ifndef SCX_TICK_BREAK_RTFREE
+#define SCX_TICK_BREAK_RTFREE 0 /* rtfree: a CPU an RT task holds looks free to a runner that spills over */
+#endif
 #ifndef SCX_TICK_BREAK_NOSTEPS
 #define SCX_TICK_BREAK_NOSTEPS 0 /* nosteps: a process's wake-up after a quiet spell is no step: the grid alone decides */
 #endif

@@ -345,8 +345,10 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tick_init)
 /*
  * A higher class (an RT task, a stop task) took this CPU: what waits in its
  * local queue would wait for as long as that runs (a SCHED_FIFO hog: up to
- * the fair server's ~1 s). Give it back to enqueue, which places it anew;
- * tasks allowed only here come back to this CPU.
+ * the ext server's ~1 s). Give it back to enqueue, which places it anew
+ * (on this CPU, in irq work, while the RT task runs); tasks allowed only
+ * here come back to this CPU. Runners are placed elsewhere while the CPU
+ * is held (held_by_higher_class()).
  */
 void BPF_STRUCT_OPS(tick_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 {
@@ -371,4 +373,12 @@ SCX_OPS_DEFINE(tick_ops,
 	       .init_task = (void *)tick_init_task,
 	       .init = (void *)tick_init,
 	       .exit = (void *)tick_exit,
+	       /*
+	        * Exiting tasks through ops.enqueue too (nothing here looks a
+	        * task up by pid). Without it the kernel puts them on the local
+	        * queue of the CPU they were on, and re-queues them there from
+	        * tick_cpu_release(): an exiting thread preempted by a SCHED_FIFO
+	        * hog waited behind it for 6.8 s (the soak, 2026-11-28).
+	        */
+	       .flags = SCX_TICK_BREAK_EXITLOCAL ? 0 : SCX_OPS_ENQ_EXITING,
 	       .name = "scx_tick");

@@ -148,6 +148,19 @@ static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev)
 }
 
 /*
+ * A runner put on another CPU's local queue runs there at once or not at
+ * all (SCX_ENQ_IMMED, kernels 7.1 on; 0 before): when an RT task takes
+ * that CPU first, wakes there, or preempts it mid-work, the kernel gives it
+ * back to ops.enqueue, which places it anew, instead of leaving it behind
+ * the RT task (0.8-9 s: vm/rt_hogs_strand_nothing). Runners a CPU takes
+ * from a queue itself need none: that CPU is running ours.
+ */
+static u64 spill_immed(void)
+{
+	return SCX_TICK_BREAK_RTFREE ? 0 : SCX_ENQ_IMMED;
+}
+
+/*
  * Spill-over to an idle CPU near @near, tick CPUs first: @p starts there at
  * once (1). 0: no idle CPU; -1: @near itself is idle, woken (queue @p
  * there). An insert on another CPU's local queue from ops.enqueue ejects the
@@ -171,7 +184,7 @@ static s32 spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u6
 		return -1;
 	}
 	reserve(cpu, tctx, queue_key(tctx), clock_now());
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags | spill_immed());
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return 1;
 }
@@ -209,6 +222,8 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 	if (cpu >= MAX_CPUS || !cpu_online[cpu & (MAX_CPUS - 1)])
 		return false;
 	if (!cctx || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return false;
+	if (held_by_higher_class(cpu))
 		return false;
 	if (cctx->running_tick && !overrun_yields(cctx, lookup_task_ctx(p)))
 		return false;
@@ -271,7 +286,7 @@ static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near
 		return false;
 	reserve(best, tctx, queue_key(tctx), now);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | best, group_deadline(tctx->group),
-			   enq_flags | SCX_ENQ_PREEMPT);
+			   enq_flags | SCX_ENQ_PREEMPT | spill_immed());
 	return true;
 }
 
@@ -289,7 +304,7 @@ static void kick_home(s32 cpu, struct task_ctx *tctx, u64 now, u64 enq_flags)
 
 	if (!cctx)
 		return;
-	if (may_preempt(cctx, queue_key(tctx), now)) {
+	if (may_preempt(cctx, queue_key(tctx), now) && !held_by_higher_class(cpu)) {
 		if (!here || (enq_flags & SCX_ENQ_WAKEUP))
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 		return;
@@ -347,7 +362,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 {
 	u64 now = clock_now();
 	u64 slice = group_deadline(tctx->group), wait;
-	bool must_spill, late;
+	bool must_spill, late, held;
 	s32 home, cpu, spilled;
 
 	if (!tctx->in_tick) {
@@ -399,9 +414,11 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	 * other work is preempted for it. Otherwise home and its cache.
 	 */
 	wait = wait_at(home, queue_key(tctx), now);
-	must_spill = wait || home_runs_runner(home);
+	/* a home held by an RT task runs none of ours (re-queued from it, too: tick_cpu_release()) */
+	held = held_by_higher_class(home);
+	must_spill = wait || home_runs_runner(home) || held;
 	/* overrun work takes idle CPUs, but no other CPU's work */
-	late = !tctx->overrun && is_stealable(tctx, now, wait);
+	late = !tctx->overrun && (is_stealable(tctx, now, wait) || held);
 	spilled = must_spill ? spill_idle(p, tctx, home, enq_flags) : 0;
 	if (spilled > 0)
 		return;
@@ -430,7 +447,7 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 {
 	s32 home = work_stealing ? runner_home(p, tctx) : -1, cpu;
 	u64 now, key, wait, flags = 0;
-	bool late;
+	bool late, held;
 
 	tctx->wake_prev = prev_cpu;
 	tctx->spill_stolen = false;
@@ -441,10 +458,14 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	/* the tick this wake-up starts or continues (ops.runnable takes its hint, if any) */
 	key = wake_key(tctx, now);
 	wait = wait_at(home, key, now);
-	if (!wait && !home_runs_runner(home))
+	held = held_by_higher_class(home);
+	if (!wait && !home_runs_runner(home) && !held)
 		return home;
-	/* predicted to start late at home (the tick starts now): other work is preempted for it */
-	late = starts_late(now, now, wait) && !(tctx->overrun && key == runner_key(tctx, 0));
+	/*
+	 * predicted to start late at home (the tick starts now), or the home
+	 * is held by an RT task: other work is preempted for it
+	 */
+	late = (starts_late(now, now, wait) || held) && !(tctx->overrun && key == runner_key(tctx, 0));
 	cpu = claim_idle_for(p, home, prev_cpu);
 	if (cpu == home)
 		return home;
@@ -460,6 +481,6 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	}
 	tctx->runner = true;
 	reserve(cpu, tctx, key, now);
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, group_deadline(tctx->group), flags);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, group_deadline(tctx->group), flags | spill_immed());
 	return cpu;
 }

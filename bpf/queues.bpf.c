@@ -246,7 +246,7 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
 	trace_probe(p, victim, ahead, may_run);
 	if (!may_run)
 		return false;
-	if (!is_stealable(tctx, now, ahead)) {
+	if (!is_stealable(tctx, now, ahead) && !held_by_higher_class(victim)) {
 		STAT_INC(steals_refused);
 		return false;
 	}

@@ -501,6 +501,27 @@ static bool can_run_on_tick_cpu(struct task_struct *p)
 	return mask && bpf_cpumask_intersects(cast_mask(mask), p->cpus_ptr);
 }
 
+/*
+ * A higher class (SCHED_FIFO/RR, SCHED_DEADLINE, stop) runs on @cpu: nothing
+ * of ours runs there until it ends, except in the kernel's ext deadline
+ * server's slices (50 ms a second, and only once the server is started).
+ * Read from the CPU's current task: ops.cpu_release()/cpu_acquire() tell
+ * it only roughly (each server pick acquires the CPU while the RT task
+ * still holds it). A runner put there waited 0.8-9 s
+ * (vm/rt_hogs_strand_nothing).
+ */
+#define MAX_RT_PRIO 100 /* include/linux/sched/prio.h: priorities below it are RT and deadline tasks */
+
+static bool held_by_higher_class(s32 cpu)
+{
+	struct task_struct *curr;
+
+	if (SCX_TICK_BREAK_RTFREE)
+		return false;
+	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+	return curr && curr->prio < MAX_RT_PRIO;
+}
+
 static bool can_run_on_other_cpu(struct task_struct *p)
 {
 	struct bpf_cpumask *mask = other_cpumask;
