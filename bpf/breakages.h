@@ -79,10 +79,7 @@
 #define SCX_TICK_BREAK_EXITLOCAL 0 /* exitlocal: exiting tasks skip ops.enqueue and wait on the local queue of the CPU they left */
 #endif
 #ifndef SCX_TICK_BREAK_RTFREE
-#define SCX_TICK_BREAK_RTFREE 0 /* rtfree: a CPU an RT task holds looks free to a runner that spills over */
-#endif
-#ifndef SCX_TICK_BREAK_NOIMMED
-#define SCX_TICK_BREAK_NOIMMED 0 /* noimmed: a runner spilled onto a CPU stays in its local queue when an RT task takes that CPU */
+#define SCX_TICK_BREAK_RTFREE 0 /* rtfree: a CPU an RT task holds looks free to a runner that spills over, and keeps one it took */
 #endif
 #ifndef SCX_TICK_BREAK_NOSTEPS
 #define SCX_TICK_BREAK_NOSTEPS 0 /* nosteps: a process's wake-up after a quiet spell is no step: the grid alone decides */

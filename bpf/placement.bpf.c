@@ -157,7 +157,7 @@ static s32 claim_idle_for(struct task_struct *p, s32 near, s32 prev)
  */
 static u64 spill_immed(void)
 {
-	return SCX_TICK_BREAK_NOIMMED ? 0 : SCX_ENQ_IMMED;
+	return SCX_TICK_BREAK_RTFREE ? 0 : SCX_ENQ_IMMED;
 }
 
 /*
