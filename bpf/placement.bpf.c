@@ -50,7 +50,8 @@ static bool may_preempt(struct cpu_ctx *cctx, u64 key, u64 now)
  * How long a runner with queue key @key would wait on @cpu: the rest of the
  * runner it cannot preempt there, plus the predicted work of the runners
  * queued there with an earlier or equal key (at most MAX_PROBES looked
- * at). Mirrors dispatch::wait_at_home().
+ * at). Mirrors dispatch::wait_at_home(); a CPU an RT task holds
+ * (HELD_WAIT_NS) is not in the model, which knows no other classes.
  */
 static u64 wait_at(s32 cpu, u64 key, u64 now)
 {
@@ -61,6 +62,9 @@ static u64 wait_at(s32 cpu, u64 key, u64 now)
 
 	if (!cctx)
 		return 0;
+	/* a runner re-queued from it, too (tick_cpu_release()): placed elsewhere */
+	if (held_by_higher_class(cpu))
+		return HELD_WAIT_NS;
 	if (in_share(cctx, now))
 		wait = elapsed(cctx->share_until, now) ?: 1;
 	else if (!preempts(key, cctx->running_tick, cctx->running_key))
@@ -362,7 +366,7 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 {
 	u64 now = clock_now();
 	u64 slice = group_deadline(tctx->group), wait;
-	bool must_spill, late, held;
+	bool must_spill, late;
 	s32 home, cpu, spilled;
 
 	if (!tctx->in_tick) {
@@ -414,11 +418,9 @@ static void enqueue_tick(struct task_struct *p, struct task_ctx *tctx, u64 enq_f
 	 * other work is preempted for it. Otherwise home and its cache.
 	 */
 	wait = wait_at(home, queue_key(tctx), now);
-	/* a home held by an RT task runs none of ours (re-queued from it, too: tick_cpu_release()) */
-	held = held_by_higher_class(home);
-	must_spill = wait || home_runs_runner(home) || held;
+	must_spill = wait || home_runs_runner(home);
 	/* overrun work takes idle CPUs, but no other CPU's work */
-	late = !tctx->overrun && (is_stealable(tctx, now, wait) || held);
+	late = !tctx->overrun && is_stealable(tctx, now, wait);
 	spilled = must_spill ? spill_idle(p, tctx, home, enq_flags) : 0;
 	if (spilled > 0)
 		return;
@@ -447,7 +449,7 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 {
 	s32 home = work_stealing ? runner_home(p, tctx) : -1, cpu;
 	u64 now, key, wait, flags = 0;
-	bool late, held;
+	bool late;
 
 	tctx->wake_prev = prev_cpu;
 	tctx->spill_stolen = false;
@@ -458,14 +460,10 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	/* the tick this wake-up starts or continues (ops.runnable takes its hint, if any) */
 	key = wake_key(tctx, now);
 	wait = wait_at(home, key, now);
-	held = held_by_higher_class(home);
-	if (!wait && !home_runs_runner(home) && !held)
+	if (!wait && !home_runs_runner(home))
 		return home;
-	/*
-	 * predicted to start late at home (the tick starts now), or the home
-	 * is held by an RT task: other work is preempted for it
-	 */
-	late = (starts_late(now, now, wait) || held) && !(tctx->overrun && key == runner_key(tctx, 0));
+	/* predicted to start late at home (the tick starts now): other work is preempted for it */
+	late = starts_late(now, now, wait) && !(tctx->overrun && key == runner_key(tctx, 0));
 	cpu = claim_idle_for(p, home, prev_cpu);
 	if (cpu == home)
 		return home;

@@ -240,13 +240,13 @@ static bool try_steal(s32 cpu, s32 victim, u64 now)
 		return false;
 	}
 	vctx = lookup_cpu_ctx(victim);
-	ahead = vctx ? busy_for(vctx, now) : 0;
+	ahead = held_by_higher_class(victim) ? HELD_WAIT_NS : vctx ? busy_for(vctx, now) : 0;
 	tctx = lookup_task_ctx(p);
 	may_run = tctx && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 	trace_probe(p, victim, ahead, may_run);
 	if (!may_run)
 		return false;
-	if (!is_stealable(tctx, now, ahead) && !held_by_higher_class(victim)) {
+	if (!is_stealable(tctx, now, ahead)) {
 		STAT_INC(steals_refused);
 		return false;
 	}

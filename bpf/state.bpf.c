@@ -511,6 +511,12 @@ static bool can_run_on_tick_cpu(struct task_struct *p)
  * (vm/rt_hogs_strand_nothing).
  */
 #define MAX_RT_PRIO 100 /* include/linux/sched/prio.h: priorities below it are RT and deadline tasks */
+/*
+ * How long ours wait on a CPU held by a higher class: the kernel's ext
+ * deadline server runs them there 50 ms a second, and only once started
+ * (a runner left there waited 0.8-1 s a time).
+ */
+#define HELD_WAIT_NS (1000 * 1000 * 1000ULL)
 
 static bool held_by_higher_class(s32 cpu)
 {

@@ -61,15 +61,17 @@ def breakages():
 
 
 def catches():
-    """breakage -> the scenarios whose "# Catches:" line names it, today."""
+    """breakage -> the scenarios whose "# Catches:" line names it, today
+    ("# Catches on the oldest kernel:": its oldest/ run)."""
     out = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "tests/*/*.sh"))):
         name = os.path.relpath(path, os.path.join(ROOT, "tests"))[: -len(".sh")]
         with open(path, errors="replace") as f:
             for line in f:
-                if line.startswith("# Catches:"):
-                    for b in line[len("# Catches:"):].split():
-                        out.setdefault(b, []).append(name)
+                for tag, run in (("# Catches:", name), ("# Catches on the oldest kernel:", "oldest/" + name)):
+                    if line.startswith(tag):
+                        for b in line[len(tag):].split():
+                            out.setdefault(b, []).append(run)
     return out
 
 

@@ -12,7 +12,8 @@
 #   scripts/mutants.sh --list       each breakage and its scenarios; builds nothing
 #
 # The breakages are bpf/breakages.h's, in its order; the scenarios that must
-# fail with one name it in a "# Catches: NAME..." line of their header. A
+# fail with one name it in a "# Catches: NAME..." line of their header
+# ("# Catches on the oldest kernel: NAME...": the scenario's oldest/ run). A
 # scenario catches breakage B only when it fails for B's reason: a FAIL line
 # of its record (scripts/test.sh's, SCX_TICK_RECORDS) carries the marker
 # "[catches ... B ...]" (tests/lib.sh: fail_catches) of the check that saw
@@ -47,6 +48,14 @@ while IFS=: read -r f line; do
     MUST[$b]+="${MUST[$b]:+ }$s"
   done
 done < <(grep -H '^# Catches:' tests/*/*.sh | LC_ALL=C sort)
+# "# Catches on the oldest kernel: NAME...": its oldest/ run (scripts/test.sh)
+while IFS=: read -r f line; do
+  s=oldest/${f#tests/} && s=${s%.sh}
+  for b in ${line#"# Catches on the oldest kernel:"}; do
+    known "$b" || die "$f: catches $b, not a breakage of bpf/breakages.h (${ALL[*]})"
+    MUST[$b]+="${MUST[$b]:+ }$s"
+  done
+done < <(grep -H '^# Catches on the oldest kernel:' tests/*/*.sh | LC_ALL=C sort)
 if [[ "${1:-}" == --list ]]; then
   for b in "${ALL[@]}"; do echo "$b: ${MUST[$b]:-none}"; done
   exit 0
