@@ -20,6 +20,11 @@ every one, so no figure in it is typed by hand.
     replay) and scripts/vm.sh (the guest). A commit with "+uncommitted" counts as its base commit; one
     git does not know is too old;
   - whose latest record did not pass.
+--docs writes the soak's table into docs/reliability.md, between its
+  markers, from the latest soak record (records/tests/soak-*.jsonl): its
+  commit and date, then one row per "soak figure: NAME: VALUE" line that
+  tests/soak/mixed_load.sh printed. --check also fails when that table is
+  not the record's.
 Not part of scripts/test.sh (a run of it writes the records this reads);
 run it before quoting the figures.
 """
@@ -100,9 +105,47 @@ def page(recs, order):
     return "\n".join(out)
 
 
+SOAK_BEGIN = "<!-- soak table: python3 scripts/reliability-figures.py --docs writes it from the latest soak record -->"
+SOAK_END = "<!-- end of the soak table -->"
+SOAK_DOC = os.path.join(ROOT, "docs/reliability.md")
+
+
+def soak_table(recs):
+    """The soak's table (markdown lines) from its latest record, or None."""
+    soaks = [r for name, r in recs.items() if name.startswith("soak/")]
+    if not soaks:
+        return None
+    r = max(soaks, key=lambda r: r.get("date", ""))
+    rows = [f.split("soak figure: ", 1)[1].split(": ", 1) for f in r.get("figures", []) if "soak figure: " in f]
+    out = [f"Last run: `{r['scenario']}` on commit {r.get('commit', '?')}, {r.get('date', '?')}, "
+           f"{r.get('seconds', '?')} s with the boot: {r.get('result', '?')}.", "",
+           "| figure | value |", "|---|---|"]
+    out += ["| " + k + " | " + v.replace("|", "\\|") + " |" for k, v in rows]
+    return out
+
+
+def soak_block():
+    """docs/reliability.md's lines and the index range between the soak markers, or None."""
+    lines = open(SOAK_DOC).read().split("\n")
+    try:
+        b, e = lines.index(SOAK_BEGIN), lines.index(SOAK_END)
+    except ValueError:
+        return lines, None
+    return lines, (b + 1, e)
+
+
 def main():
     recs = records()
     order = listed()
+    if "--docs" in sys.argv[1:]:
+        table = soak_table(recs)
+        lines, span = soak_block()
+        if table is None or span is None:
+            print("no soak record, or no soak markers in docs/reliability.md", file=sys.stderr)
+            return 1
+        lines[span[0]:span[1]] = table
+        open(SOAK_DOC, "w").write("\n".join(lines))
+        return 0
     if "--check" not in sys.argv[1:]:
         if not recs:
             print("no records in records/tests/", file=sys.stderr)
@@ -120,6 +163,9 @@ def main():
             bad.append(f"{name}: {why}")
         if r.get("result") != "pass":
             bad.append(f"{name}: its latest record is a {r.get('result')}")
+    table, (lines, span) = soak_table(recs), soak_block()
+    if span is None or table != lines[span[0]:span[1]]:
+        bad.append("docs/reliability.md: its soak table is not the latest soak record's (--docs rewrites it)")
     for b in bad:
         print(b)
     print(f"{len(order) - len({b.split(':')[0] for b in bad})} of {len(order)} scenarios have a current, passing record")
