@@ -43,19 +43,13 @@ known() { [[ " ${ALL[*]} " == *" $1 "* ]]; }
 declare -A MUST=()
 while IFS=: read -r f line; do
   s=${f#tests/} && s=${s%.sh}
-  for b in ${line#"# Catches:"}; do
+  # "# Catches on the oldest kernel: NAME...": its oldest/ run (scripts/test.sh)
+  [[ $line == "# Catches on the oldest kernel:"* ]] && s=oldest/$s
+  for b in ${line#*:}; do
     known "$b" || die "$f: catches $b, not a breakage of bpf/breakages.h (${ALL[*]})"
     MUST[$b]+="${MUST[$b]:+ }$s"
   done
-done < <(grep -H '^# Catches:' tests/*/*.sh | LC_ALL=C sort)
-# "# Catches on the oldest kernel: NAME...": its oldest/ run (scripts/test.sh)
-while IFS=: read -r f line; do
-  s=oldest/${f#tests/} && s=${s%.sh}
-  for b in ${line#"# Catches on the oldest kernel:"}; do
-    known "$b" || die "$f: catches $b, not a breakage of bpf/breakages.h (${ALL[*]})"
-    MUST[$b]+="${MUST[$b]:+ }$s"
-  done
-done < <(grep -H '^# Catches on the oldest kernel:' tests/*/*.sh | LC_ALL=C sort)
+done < <(grep -HE '^# Catches( on the oldest kernel)?:' tests/*/*.sh | LC_ALL=C sort)
 if [[ "${1:-}" == --list ]]; then
   for b in "${ALL[@]}"; do echo "$b: ${MUST[$b]:-none}"; done
   exit 0

@@ -173,9 +173,10 @@ run_vm() { # file qemu|vng|oldest bpf|userspace
   # in ~100 runs of a sound build (64 scenarios: about every other suite),
   # while a broken build fails both runs. scripts/mutants.sh turns it off
   # (SCX_TICK_SECOND_RUN=0): a breakage is caught by its first failure.
-  local kind=fault
+  local kind=fault first
+  first=$(grep -m1 '^FAIL' "$out" || echo "exit $rc")
   if [[ -z "$why" && $rc -ne 0 && $rc -ne 77 && ${SCX_TICK_SECOND_RUN:-1} == 1 ]]; then
-    why="after a failure ($(grep -m1 '^FAIL' "$out" || echo "exit $rc"))" kind=failure
+    why="after a failure ($first)" kind=failure
   fi
   if [[ -n "$why" ]] && ((SECONDS + timeout + 30 > LIMIT)); then
     echo "NO RETRY: $why, but a retry could run past the suite's ${LIMIT} s"
@@ -187,7 +188,7 @@ run_vm() { # file qemu|vng|oldest bpf|userspace
       RETRIED+=("${name:-$1}")
       [[ $rc -eq 0 ]] && RETRIED_PASSED=$((RETRIED_PASSED + 1))
     else
-      RERUN+=("${name:-$1}: $(grep -m1 '^FAIL' "$out" || echo "exit status")")
+      RERUN+=("${name:-$1}: $first")
       [[ $rc -eq 0 ]] && RERUN_PASSED=$((RERUN_PASSED + 1))
     fi
   fi
