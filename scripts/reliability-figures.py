@@ -17,7 +17,8 @@ every one, so no figure in it is typed by hand.
   - whose record's commit is older than the last commit that changed the
     code it runs: its own file, tests/lib.sh, scripts/common.sh, and for
     the scenarios that load the scheduler bpf/, src/, tools/ (the
-    replay) and scripts/vm.sh (the guest). A commit with "+uncommitted" counts as its base commit; one
+    replay) and scripts/vm.sh (the guest); the suite's fuzzing run
+    ("fuzz") counts as one, its code fuzz/, hint/ and src/config, src/model. A commit with "+uncommitted" counts as its base commit; one
     git does not know is too old;
   - whose latest record did not pass.
 --docs writes the soak's table into docs/reliability.md, between its
@@ -58,7 +59,8 @@ def listed():
     out = subprocess.run(["bash", "scripts/test.sh", "--list"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     names = [line.split()[0] for line in out.splitlines() if line.strip()]
-    return [(n, scenario_file(n)) for n in names]
+    # the suite's fuzzing run (scripts/fuzz.sh) has a record of its own
+    return [(n, scenario_file(n)) for n in names] + [("fuzz", "scripts/fuzz.sh")]
 
 
 def scenario_file(name):
@@ -81,7 +83,9 @@ def stale(record, path):
     if not base or git("cat-file", "-e", base + "^{commit}").returncode != 0:
         return f"its commit {record.get('commit') or '(none)'} is unknown to git"
     code = [path, "tests/lib.sh", "scripts/common.sh"]
-    if not path.startswith("tests/host/"):
+    if path == "scripts/fuzz.sh":
+        code = [path, "scripts/common.sh", "fuzz", "src/config", "src/model", "hint"]
+    elif not path.startswith("tests/host/"):
         code += ["bpf", "src", "tools", "scripts/vm.sh"]
     last = git("log", "-1", "--format=%h", "--", *code).stdout.strip()
     if last and git("merge-base", "--is-ancestor", last, base).returncode != 0:

@@ -21,6 +21,7 @@ HOST_PKGS=(clang-19 llvm-19 libclang1-19 libelf-dev zlib1g-dev pkg-config libsec
   busybox-static cpio xz-utils stress-ng rt-tests procps kmod python3
   python3-venv udev systemd
   patch # user/vendor/scx_rustland_core/check-patch.sh (cargo test)
+  g++ # libFuzzer, which the libfuzzer-sys crate builds (scripts/fuzz.sh)
   minetest-server # a real tick server for the scenarios (tests/servers/minetest.sh)
   openttd openttd-opengfx # a second one, a transport simulation (tests/servers/openttd.sh)
   openjdk-17-jdk-headless # the real JVM of vm/installed_service_follows_server_restart

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: set up a bare machine, run the host tests (cargo test,
-# lints, host scenarios), then every VM scenario in its own fresh guest.
+# lints, fuzzing for a bounded time, host scenarios), then every VM
+# scenario in its own fresh guest (the short ones, "# guest: shared", one
+# after another in one guest).
 #
 #   scripts/test.sh              everything
 #   scripts/test.sh PATTERN...   only scenarios whose name contains a PATTERN
@@ -138,7 +140,7 @@ int3_death() {
 # "# guest: VM.SH-OPTIONS" (e.g. --cpus 8 --topology ... --nodes 2).
 guest_shape() { # file
   local shape
-  shape=$(sed -n 's/^# guest: //p' "$1" | head -1)
+  shape=$(sed -n 's/^# guest: //p' "$1" | grep -v '^shared$' | head -1)
   echo "${shape:---cpus ${SCX_TICK_TEST_CPUS:-4}}"
 }
 
@@ -196,6 +198,34 @@ run_vm() { # file qemu|vng|oldest bpf|userspace
   return "$rc"
 }
 
+# A short scenario says "# guest: shared": the ones of one kind (runner and
+# mode) run in one guest (tests/shared_guest.sh), which saves a boot each.
+# Each one's part of the output (between the guest's markers), exit status
+# and seconds are kept here for its turn; one that fails there runs again
+# alone in a new guest (a second run after a failure, as in run_vm), and
+# one the shared guest did not run (it was not clean, or died) runs alone.
+declare -A SHARED_RC SHARED_OUT SHARED_SECS
+shared() { grep -qx '# guest: shared' "$1"; }
+run_shared() { # index...
+  local j files=() out
+  for j in "$@"; do files+=("${FILES[$j]}"); done
+  local env=("${VM_ENV[@]}") shape vm=${RUNNERS[$1]}
+  read -ra shape <<<"$(guest_shape "${FILES[$1]}")"
+  if [[ $vm == oldest ]]; then shape+=(--kernel oldest) vm=qemu; else shape+=(--kernel current); fi
+  [[ ${MODES[$1]} == userspace ]] && env+=(--env SCX_TICK_MODE=userspace)
+  echo "=== shared guest: ${#files[@]} scenarios (${files[*]})"
+  out=$(mktemp)
+  SCX_TICK_VM=$vm bash scripts/vm.sh "${shape[@]}" --timeout 300 "${env[@]}" -- \
+    bash tests/shared_guest.sh "${files[@]}" 2>&1 | tee "$out"
+  for j in "$@"; do
+    grep -q "^=== SHARED-BEGIN ${FILES[$j]}\$" "$out" || continue
+    SHARED_OUT[$j]=$(mktemp)
+    sed -n "\|^=== SHARED-BEGIN ${FILES[$j]}\$|,\|^=== SHARED-END ${FILES[$j]} |p" "$out" >"${SHARED_OUT[$j]}"
+    read -r _ _ _ SHARED_RC[$j] SHARED_SECS[$j] < <(grep "^=== SHARED-END ${FILES[$j]} " "$out" || echo "x x x died 0")
+  done
+  rm -f "$out"
+}
+
 RECORDS=${SCX_TICK_RECORDS:-$ROOT/results/test-$(date -u +%Y%m%d-%H%M%S).jsonl}
 mkdir -p "$(dirname "$RECORDS")"
 COMMIT=$(commit_id)
@@ -219,6 +249,15 @@ if [[ ${#PATTERNS[@]} -eq 0 ]]; then
   { cargo fmt --all --check && cargo clippy --release --locked --workspace --all-targets -q -- -D warnings; } >"/tmp/scx_tick-lint.log" 2>&1
   rc=$?; [[ $rc -ne 0 ]] && tail -30 /tmp/scx_tick-lint.log
   record lint "$rc" $((SECONDS - t))
+  # coverage-guided fuzzing (scripts/fuzz.sh), each target from its
+  # committed corpus for a bounded time; its figures go to the records
+  t=$SECONDS o=$(mktemp)
+  bash scripts/fuzz.sh --seconds "${SCX_TICK_FUZZ_S:-20}" > >(tee "$o") 2>&1; rc=$?
+  wait $! 2>/dev/null
+  keep_record fuzz "$rc" $((SECONDS - t)) "$o" "$RECORDS" "$COMMIT" || rc=1
+  record fuzz "$rc" $((SECONDS - t))
+  [[ $rc -ne 0 ]] && FAIL_LINES+=("fuzz: $(grep '^FAIL' "$o" | tail -1 | cut -c1-300)")
+  rm -f "$o"
 fi
 
 for i in "${!NAMES[@]}"; do
@@ -230,11 +269,34 @@ for i in "${!NAMES[@]}"; do
     NOT_RUN+=("$name"); FAILED=$((FAILED + 1)); FAILURES+=("$name")
     continue
   fi
+  # the first of a kind of shared scenarios runs them all (two or more)
+  if [[ $runner != host && -z "${SHARED_RC[$i]:-}" ]] && shared "$f"; then
+    group=()
+    for j in "${!NAMES[@]}"; do
+      ((j >= i)) && [[ ${RUNNERS[$j]} == "$runner" && ${MODES[$j]} == "$mode" ]] &&
+        shared "${FILES[$j]}" && group+=("$j")
+    done
+    ((${#group[@]} > 1)) && run_shared "${group[@]}"
+  fi
   t=$SECONDS
   echo "=== $name"
   o=$(mktemp)
   if [[ $runner == vng && -n "${VNG_CANNOT[${name#vng/}]:-}" ]]; then
     echo "SKIP (platform): cannot run under virtme-ng: ${VNG_CANNOT[${name#vng/}]}" | tee "$o"; rc=77
+  elif [[ ${SHARED_RC[$i]:-} == 0 || ${SHARED_RC[$i]:-} == 77 ]]; then
+    cp "${SHARED_OUT[$i]}" "$o"; rc=${SHARED_RC[$i]}; t=$((SECONDS - SHARED_SECS[$i]))
+    echo "(ran in the shared guest above, ${SHARED_SECS[$i]} s)"
+  elif [[ -n "${SHARED_RC[$i]:-}" ]]; then
+    first=$(grep -m1 '^FAIL' "${SHARED_OUT[$i]}" || echo "exit ${SHARED_RC[$i]}")
+    { cat "${SHARED_OUT[$i]}"
+      if [[ ${SCX_TICK_SECOND_RUN:-1} == 1 ]] && ((SECONDS + 330 <= LIMIT)); then
+        echo "RETRY   after a failure in the shared guest ($first); once more alone in a new guest"
+        SCX_TICK_SECOND_RUN=0 run_vm "$f" "$runner" "$mode"; rc=$?
+        RERUN+=("$name: $first")
+        [[ $rc -eq 0 ]] && RERUN_PASSED=$((RERUN_PASSED + 1))
+      else
+        rc=1
+      fi; } > >(tee "$o") 2>&1
   elif [[ $runner == host ]]; then
     bash "$f" > >(tee "$o") 2>&1; rc=$?
   else

@@ -33,6 +33,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use protocol::Reply;
+
+pub mod protocol;
+
 /// Where scx_tick listens for registrations.
 pub const DEFAULT_SOCKET: &str = "/run/scx_tick/hints.sock";
 
@@ -60,27 +64,27 @@ impl DeadlineHint {
         let tid = unsafe { libc::gettid() };
         let mut s = UnixStream::connect(socket)?;
         s.set_read_timeout(Some(Duration::from_secs(5)))?;
-        s.write_all(format!("REGISTER {tid}\n").as_bytes())?;
+        s.write_all(protocol::request(tid as u32).as_bytes())?;
         let (reply, fd) = recv_with_fd(&s)?;
-        let reply = reply.trim();
-        if let Some(why) = reply.strip_prefix("ERR ") {
-            return Err(Error::new(ErrorKind::PermissionDenied, why.to_string()));
-        }
-        let mut words = reply.strip_prefix("OK ").unwrap_or("").split(' ');
-        let (Some(slot), Some(slots), Some(map)) = (
-            words.next().and_then(|w| w.parse::<usize>().ok()),
-            words.next().and_then(|w| w.parse::<usize>().ok()),
-            fd,
-        ) else {
+        let (slot, slots) = match protocol::parse_reply(&reply) {
+            Ok(Reply::Slot { slot, slots }) => (slot, slots),
+            Ok(Reply::Refused(why)) => return Err(Error::new(ErrorKind::PermissionDenied, why)),
+            Err(e) => return Err(Error::new(ErrorKind::InvalidData, e)),
+        };
+        let Some(map) = fd else {
             return Err(Error::new(
                 ErrorKind::InvalidData,
-                format!("unexpected reply from scx_tick: {reply:?}"),
+                format!("scx_tick gave slot {slot} without its array: {reply:?}"),
             ));
         };
-        if slot >= slots {
-            return Err(Error::new(ErrorKind::InvalidData, "slot out of range"));
-        }
-        let len = (slots * 8).next_multiple_of(page_size());
+        let len = (slots.checked_mul(8))
+            .and_then(|b| b.checked_next_multiple_of(page_size()))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidData,
+                    format!("{slots} slots cannot be mapped"),
+                )
+            })?;
         // SAFETY: mapping a BPF array fd we own; checked for MAP_FAILED.
         let base = unsafe {
             libc::mmap(

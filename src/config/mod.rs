@@ -18,8 +18,8 @@ mod options;
 pub mod parse;
 pub mod plan;
 
-#[cfg(test)]
-mod fuzz;
+#[cfg(any(test, fuzzing))]
+pub mod fuzz;
 #[cfg(test)]
 mod tests;
 

@@ -10,7 +10,6 @@ use super::{GroupConfig, ThreadSelectConfig, TickCpus};
 /// while parsing so that a range like `0-99999999999` is refused, not allocated.
 const CPU_ID_LIMIT: usize = crate::bpf::intf::tick_consts_MAX_CPUS as usize;
 
-/// Parse a CPU list: `4-6,8,10-11`.
 /// A regular expression, or the error `{name} "RE": not a valid regular
 /// expression (why)`: regex's syntax errors span lines (pattern, caret,
 /// error), and only the last says why.
@@ -29,6 +28,7 @@ pub fn parse_regex(name: &str, r: &str) -> Result<regex::Regex> {
     })
 }
 
+/// Parse a CPU list: `4-6,8,10-11`.
 pub fn parse_cpu_list(key: &str, s: &str) -> Result<Vec<usize>> {
     let mut cpus = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {

@@ -292,7 +292,9 @@ pub fn table(m: &Machine) -> String {
     out
 }
 
-#[cfg(test)]
+// the fuzz targets validate on its machines (src/config/fuzz.rs)
+#[cfg(any(test, fuzzing))]
+#[cfg_attr(fuzzing, allow(dead_code))]
 pub mod tests {
     use super::*;
 

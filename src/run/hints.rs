@@ -24,6 +24,7 @@ use anyhow::{Context, Result, bail};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
 use log::{debug, info};
 use nix::sys::socket::{ControlMessage, MsgFlags, getsockopt, sendmsg, sockopt};
+use scx_tick_hint::protocol::{self, Framing, REQUEST_MAX};
 
 use super::cgroup;
 use super::membership::CHILD_PREFIX;
@@ -31,8 +32,7 @@ use crate::bpf::{BpfSkel, intf};
 use crate::breakages::SCX_TICK_BREAK_NOAUTH;
 use crate::config::plan::{Plan, Runners};
 
-/// Where runners register. The protocol is one line each way:
-/// `REGISTER <tid>` -> `OK <slot> <slots>` (with the map fd) or `ERR <why>`.
+/// Where runners register (the lines: `scx_tick_hint::protocol`).
 pub const SOCKET: &str = scx_tick_hint::DEFAULT_SOCKET;
 
 const SLOTS: usize = intf::tick_consts_MAX_HINT_SLOTS as usize;
@@ -42,7 +42,6 @@ const SLOTS: usize = intf::tick_consts_MAX_HINT_SLOTS as usize;
 /// that a client sends at once, so a client that sends more, or trickles
 /// it, is dropped, and one pass of the loop answers clients for a bounded
 /// time; the others wait in the backlog for the next pass.
-const REQUEST_MAX: usize = 64;
 const CLIENT_TIME: Duration = Duration::from_millis(20);
 const SERVE_TIME: Duration = Duration::from_millis(50);
 
@@ -157,9 +156,9 @@ impl Hints {
         stream.set_nonblocking(false)?;
         stream.set_write_timeout(Some(within.max(Duration::from_millis(1))))?;
         let line = read_request(&stream, within)?;
-        match self.register(skel, &stream, line.trim()) {
+        match self.register(skel, &stream, &line) {
             Ok((slot, fd)) => {
-                let reply = format!("OK {slot} {SLOTS}\n");
+                let reply = protocol::reply_slot(slot, SLOTS);
                 let fds = [fd];
                 sendmsg::<()>(
                     stream.as_raw_fd(),
@@ -171,7 +170,7 @@ impl Hints {
             }
             Err(e) => {
                 debug!("refused a deadline hint registration: {e:#}");
-                stream.write_all(format!("ERR {e:#}\n").as_bytes())?;
+                stream.write_all(protocol::reply_refused(&format!("{e:#}")).as_bytes())?;
             }
         }
         Ok(())
@@ -182,12 +181,9 @@ impl Hints {
         &mut self,
         skel: &BpfSkel,
         stream: &UnixStream,
-        line: &str,
+        line: &[u8],
     ) -> Result<(usize, i32)> {
-        let tid: u32 = line
-            .strip_prefix("REGISTER ")
-            .and_then(|t| t.trim().parse().ok())
-            .with_context(|| format!("bad request {line:?}: expected \"REGISTER <tid>\""))?;
+        let tid = protocol::parse_request(line).map_err(anyhow::Error::msg)?;
         let cred = getsockopt(stream, sockopt::PeerCredentials)?;
         if !Path::new(&format!("/proc/{}/task/{tid}", cred.pid())).exists() {
             bail!(
@@ -274,7 +270,7 @@ fn publish(skel: &BpfSkel, tid: u32, group: usize, slot: usize) -> Result<()> {
 
 /// One request line, read within `within` and at most [`REQUEST_MAX`]
 /// bytes long (without its newline).
-fn read_request(mut stream: &UnixStream, within: Duration) -> Result<String> {
+fn read_request(mut stream: &UnixStream, within: Duration) -> Result<Vec<u8>> {
     let deadline = Instant::now() + within;
     let mut buf = Vec::new();
     let mut chunk = [0u8; REQUEST_MAX + 1];
@@ -299,13 +295,10 @@ fn read_request(mut stream: &UnixStream, within: Duration) -> Result<String> {
             Err(e) => return Err(e.into()),
         };
         buf.extend_from_slice(&chunk[..n]);
-        let end = buf.iter().position(|&b| b == b'\n');
-        if end.unwrap_or(buf.len()) > REQUEST_MAX {
-            bail!("a request longer than {REQUEST_MAX} bytes: dropped");
-        }
-        if let Some(end) = end {
-            buf.truncate(end);
-            return String::from_utf8(buf).context("a request that is not UTF-8");
+        match protocol::frame_request(&buf) {
+            Framing::Incomplete => {}
+            Framing::TooLong => bail!("a request longer than {REQUEST_MAX} bytes: dropped"),
+            Framing::Line(line) => return Ok(line.to_vec()),
         }
     }
 }
@@ -331,7 +324,7 @@ mod tests {
     fn a_request_is_one_short_line_sent_at_once_or_it_is_dropped() {
         let (mut client, server) = UnixStream::pair().unwrap();
         client.write_all(b"REGISTER 42\n").unwrap();
-        assert_eq!(read_request(&server, CLIENT_TIME).unwrap(), "REGISTER 42");
+        assert_eq!(read_request(&server, CLIENT_TIME).unwrap(), b"REGISTER 42");
 
         // a client that trickles its line is dropped at the deadline
         let (mut client, server) = UnixStream::pair().unwrap();

@@ -4,6 +4,7 @@
 # exit summary and totals with the ticks it counted (and the same in its
 # --stats-json exit line), and leaves sched_ext disabled and the runners
 # back in the default scheduler.
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 start_scx --tick-cpus 1,2 --tick-cgroup tick

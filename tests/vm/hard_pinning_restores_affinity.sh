@@ -2,6 +2,7 @@
 # --pin hard pins each runner to its home CPU (so it is never stolen), and
 # every affinity is restored when scx_tick exits on SIGTERM.
 # Catches: norestore
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 # the workloads outlive the checks however slow the guest (they are ended below)

@@ -9,6 +9,7 @@
 # JSON lines), and SIGINT still stops scx_tick within 5 s, cleanly. (The
 # build that read a request line with a 200 ms timeout per read served the
 # tricklers for as long as they trickled.)
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup hint)
 start_scx --tick-cgroup hint --stats 1 --stats-json "$WORK/stats.jsonl"

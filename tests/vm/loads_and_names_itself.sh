@@ -5,6 +5,7 @@
 # on the oldest kernel (oldest/NAME) the queue peek must be the scx
 # headers' fallback (a kernel before 7.1, whose peek the headers do not
 # trust, or one without it), or that run tests nothing older.
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 have=() lack=()
 for k in scx_bpf_dsq_peek scx_bpf_select_cpu_and scx_bpf_now scx_bpf_dsq_move; do

@@ -4,6 +4,7 @@
 # namespace whose /sys/kernel is an empty tmpfs, so /sys/kernel/sched_ext
 # is missing to it alone (tests/host/ has the same check on a host without
 # sched_ext; it skips on a host that has it).
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 set +e
 unshare -m sh -c 'mount -t tmpfs none /sys/kernel && exec "$0"' "$SCX" >"$WORK/out" 2>"$WORK/err"

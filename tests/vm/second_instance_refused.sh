@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A second scx_tick started while one runs exits non-zero and says why; the
 # first keeps running.
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 start_scx
 set +e

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SIGINT and SIGTERM each detach the scheduler cleanly with exit status 0.
 # Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 for sig in INT TERM; do
   start_scx

@@ -3,6 +3,7 @@
 # its affinity: /proc/<tid>/status still allows every CPU while each
 # runner's ticks start on one tick CPU, its home (two light runners, two
 # tick CPUs: nobody is predicted late, so nobody is moved).
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 start_scx --tick-cpus 1,2 --tick-cgroup tick

@@ -6,6 +6,7 @@
 # be stolen every tick (~100 steals in 5 s). (Under emulation a vCPU stall
 # can make a runner late and move it once more; a few such moves pass.)
 # Catches: nosteal
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 need bpftool # it forces both homes onto one CPU
 CG=$(make_cgroup tick)
