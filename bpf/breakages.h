@@ -99,6 +99,18 @@
 #ifndef SCX_TICK_BREAK_NOLOCALITY
 #define SCX_TICK_BREAK_NOLOCALITY 0 /* nolocality: steals and spill-overs look at CPUs in list order, not nearest first */
 #endif
+#ifndef SCX_TICK_BREAK_NOSTEALCOUNT
+#define SCX_TICK_BREAK_NOSTEALCOUNT 0 /* nostealcount: a steal moves the runner but is not counted */
+#endif
+#ifndef SCX_TICK_BREAK_NOLENDCOUNT
+#define SCX_TICK_BREAK_NOLENDCOUNT 0 /* nolendcount: a tick CPU lent to other work is not counted */
+#endif
+#ifndef SCX_TICK_BREAK_NOLATENESS
+#define SCX_TICK_BREAK_NOLATENESS 0 /* nolateness: a tick's start lateness is not recorded (late starts, lateness histogram) */
+#endif
+#ifndef SCX_TICK_BREAK_NOHINTFILTER
+#define SCX_TICK_BREAK_NOHINTFILTER 0 /* nohintfilter: stale and absurd deadline hints are used, not ignored */
+#endif
 
 /* Rust: scx_tick's userspace side */
 #ifndef SCX_TICK_BREAK_NORESTORE
@@ -109,6 +121,9 @@
 #endif
 #ifndef SCX_TICK_BREAK_TAGALL
 #define SCX_TICK_BREAK_TAGALL 0 /* tagall: scx_tick tag --thread-name moves every thread of the process, not only those named so */
+#endif
+#ifndef SCX_TICK_BREAK_NOPIN
+#define SCX_TICK_BREAK_NOPIN 0 /* nopin: --pin hard leaves the runners' affinity as it was (they are not pinned) */
 #endif
 #ifndef SCX_TICK_BREAK_NOAUTH
 #define SCX_TICK_BREAK_NOAUTH 0 /* noauth: any user may register deadline hints for a tick group's thread, not only root or the cgroup's owner */

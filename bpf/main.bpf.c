@@ -161,7 +161,8 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	if (mid_tick_tasks && !SCX_TICK_BREAK_NOLEND && lend_window(cctx, now) >= MIN_LEND_NS &&
 	    scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
 		STAT_INC(dispatch_other);
-		STAT_INC(lends);
+		if (!SCX_TICK_BREAK_NOLENDCOUNT)
+			STAT_INC(lends);
 	}
 }
 

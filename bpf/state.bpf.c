@@ -501,6 +501,14 @@ static bool can_run_on_tick_cpu(struct task_struct *p)
 	return mask && bpf_cpumask_intersects(cast_mask(mask), p->cpus_ptr);
 }
 
+#define MAX_RT_PRIO 100 /* include/linux/sched/prio.h: priorities below it are RT and deadline tasks */
+/*
+ * How long ours wait on a CPU held by a higher class: the kernel's ext
+ * deadline server runs them there 50 ms a second, and only once started
+ * (a runner left there waited 0.8-1 s a time).
+ */
+#define HELD_WAIT_NS (1000 * 1000 * 1000ULL)
+
 /*
  * A higher class (SCHED_FIFO/RR, SCHED_DEADLINE, stop) runs on @cpu: nothing
  * of ours runs there until it ends, except in the kernel's ext deadline
@@ -510,14 +518,6 @@ static bool can_run_on_tick_cpu(struct task_struct *p)
  * still holds it). A runner put there waited 0.8-9 s
  * (vm/rt_hogs_strand_nothing).
  */
-#define MAX_RT_PRIO 100 /* include/linux/sched/prio.h: priorities below it are RT and deadline tasks */
-/*
- * How long ours wait on a CPU held by a higher class: the kernel's ext
- * deadline server runs them there 50 ms a second, and only once started
- * (a runner left there waited 0.8-1 s a time).
- */
-#define HELD_WAIT_NS (1000 * 1000 * 1000ULL)
-
 static bool held_by_higher_class(s32 cpu)
 {
 	struct task_struct *curr;

@@ -50,8 +50,10 @@ static void count_stolen(struct task_ctx *tctx)
 {
 	struct group_stats *gs;
 
-	STAT_INC(dispatch_stolen);
 	tctx->stolen = true;
+	if (SCX_TICK_BREAK_NOSTEALCOUNT)
+		return;
+	STAT_INC(dispatch_stolen);
 	if ((gs = lookup_group_stats(tctx->group)))
 		gs->steals++;
 }
@@ -105,7 +107,7 @@ static void account_start(struct task_ctx *tctx, u64 now)
 	struct group_stats *gs = lookup_group_stats(tctx->group);
 	u64 lateness = elapsed(now, tctx->tick_start);
 
-	if (!gs)
+	if (!gs || SCX_TICK_BREAK_NOLATENESS)
 		return;
 	if (lateness >= LATE_START_NS)
 		gs->late_starts++;

@@ -45,7 +45,8 @@ static u64 take_hint(struct task_struct *p, s32 group, u64 now, struct group_sta
 		return 0;
 	*hint = 0;
 	ahead = (s64)(h - now);
-	if (ahead < -(s64)(2 * period) || ahead > (s64)(period * HINT_MAX_AHEAD_PERIODS)) {
+	if ((ahead < -(s64)(2 * period) || ahead > (s64)(period * HINT_MAX_AHEAD_PERIODS)) &&
+	    !SCX_TICK_BREAK_NOHINTFILTER) {
 		if (gs)
 			gs->hints_ignored++;
 		return 0;

@@ -18,7 +18,7 @@ use nix::unistd::Pid;
 
 use super::cgroup;
 use crate::bpf::BpfSkel;
-use crate::breakages::SCX_TICK_BREAK_NORESTORE;
+use crate::breakages::{SCX_TICK_BREAK_NOPIN, SCX_TICK_BREAK_NORESTORE};
 use crate::config::Pin;
 use crate::config::plan::Plan;
 
@@ -64,14 +64,14 @@ pub fn admission(groups: &[(usize, f64, &[usize])]) -> Option<String> {
     })
 }
 
-/// Give `tids` not yet homed the least loaded home; forget those gone.
-/// Returns (added, removed).
 /// The home of a new runner, in both policy modes: the CPU of `cpus` with
 /// the fewest runners homed on it (`load`), the first of them on a tie.
 pub fn least_loaded(cpus: &[usize], load: impl Fn(usize) -> usize) -> Option<usize> {
     cpus.iter().copied().min_by_key(|&c| load(c))
 }
 
+/// Give `tids` not yet homed the least loaded home; forget those gone.
+/// Returns (added, removed).
 fn reassign(
     homes: &mut BTreeMap<u32, usize>,
     cpus: &[usize],
@@ -179,7 +179,7 @@ impl Pinner {
         for (tid, cpu) in added_all {
             // Hard: the affinity is set before the BPF side learns the home,
             // so the runner is never stealable, not even for a moment.
-            if self.pin == Pin::Hard {
+            if self.pin == Pin::Hard && !SCX_TICK_BREAK_NOPIN {
                 self.pin_hard(tid, cpu);
             }
             debug!("tid {tid}: home CPU {cpu}");

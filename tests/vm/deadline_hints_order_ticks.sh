@@ -5,7 +5,7 @@
 # and the next kernel tick) and is served first with hints (the C client
 # example); stale and absurd hints are ignored; a process outside the tick
 # group, or not owning it, cannot register.
-# Catches: fifo nohints noauth
+# Catches: fifo nohints noauth nohintfilter
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup hint)
 RUNNER="$WORK/hint_runner"
@@ -68,5 +68,5 @@ grep "scx_tick summary: hint:" "$WORK/scx.out" | sed 's/^/# /'
 used=$(group_stat hint hints_used)
 ignored=$(group_stat hint hints_ignored)
 ((used > 0)) || fail "no tick used a hint"
-((ignored >= 40)) || fail "only $ignored wrong hints ignored (2 runners x 2 s x 20 TPS sent them)"
+((ignored >= 40)) || fail_catches nohintfilter "only $ignored wrong hints ignored (2 runners x 2 s x 20 TPS sent them)"
 check_dmesg_clean

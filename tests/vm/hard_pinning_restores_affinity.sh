@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --pin hard pins each runner to its home CPU (so it is never stolen), and
 # every affinity is restored when scx_tick exits on SIGTERM.
-# Catches: norestore
+# Catches: norestore nopin
 # guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
@@ -28,7 +28,7 @@ for _ in $(seq 30); do
   [[ "$during" == 1 ]] && break
   sleep 0.1
 done
-[[ "$during" == 1 ]] || fail "runners not hard-pinned to CPU 1: $during"
+[[ "$during" == 1 ]] || fail_catches nopin "runners not hard-pinned to CPU 1: $during"
 # the CPU each runner actually last ran on (field 39 of /proc/TID/stat), sampled
 ran=$(for _ in $(seq 20); do
   for t in $tids; do sed 's/.*) //' /proc/$t/stat 2>/dev/null | awk '{print $37}'; done
