@@ -144,13 +144,22 @@ guest_shape() { # file
   echo "${shape:---cpus ${SCX_TICK_TEST_CPUS:-4}}"
 }
 
-run_vm() { # file qemu|vng|oldest bpf|userspace
-  local out rc timeout=300 env=("${VM_ENV[@]}") shape vm=$2
+# The guest of a scenario: sets shape (its vm.sh shape and kernel options),
+# env (the --env options, its mode's included) and vm (SCX_TICK_VM) in the
+# caller's locals.
+guest_of() { # file qemu|vng|oldest bpf|userspace
   read -ra shape <<<"$(guest_shape "$1")"
-  [[ $2 == vng ]] && timeout=360 # its guest boots slower
+  env=("${VM_ENV[@]}") vm=$2
   # the kernel always named: an SCX_TICK_KERNEL of the caller's would reach every guest
   if [[ $2 == oldest ]]; then shape+=(--kernel oldest) vm=qemu; else shape+=(--kernel current); fi
   [[ $3 == userspace ]] && env+=(--env SCX_TICK_MODE=userspace)
+  return 0
+}
+
+run_vm() { # file qemu|vng|oldest bpf|userspace
+  local out rc timeout=300 env shape vm
+  guest_of "$@"
+  [[ $2 == vng ]] && timeout=360 # its guest boots slower
   out=$(mktemp)
   SCX_TICK_VM=$vm bash scripts/vm.sh "${shape[@]}" --timeout $timeout "${env[@]}" -- bash "$1" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
@@ -207,12 +216,9 @@ run_vm() { # file qemu|vng|oldest bpf|userspace
 declare -A SHARED_RC SHARED_OUT SHARED_SECS
 shared() { grep -qx '# guest: shared' "$1"; }
 run_shared() { # index...
-  local j files=() out
+  local j files=() out env shape vm
   for j in "$@"; do files+=("${FILES[$j]}"); done
-  local env=("${VM_ENV[@]}") shape vm=${RUNNERS[$1]}
-  read -ra shape <<<"$(guest_shape "${FILES[$1]}")"
-  if [[ $vm == oldest ]]; then shape+=(--kernel oldest) vm=qemu; else shape+=(--kernel current); fi
-  [[ ${MODES[$1]} == userspace ]] && env+=(--env SCX_TICK_MODE=userspace)
+  guest_of "${FILES[$1]}" "${RUNNERS[$1]}" "${MODES[$1]}"
   echo "=== shared guest: ${#files[@]} scenarios (${files[*]})"
   out=$(mktemp)
   SCX_TICK_VM=$vm bash scripts/vm.sh "${shape[@]}" --timeout 300 "${env[@]}" -- \

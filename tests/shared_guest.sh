@@ -10,15 +10,14 @@
 #
 #   bash tests/shared_guest.sh tests/vm/A.sh tests/vm/B.sh ...
 set -u
+source "$(dirname "$0")/../scripts/common.sh" # sched_state
 
-clean() {
-  [[ "$(cat /sys/kernel/sched_ext/state 2>/dev/null)" == disabled ]] && ! pgrep -x scx_tick >/dev/null
-}
+clean() { [[ "$(sched_state)" == disabled ]] && ! pgrep -x scx_tick >/dev/null; }
 
 for f in "$@"; do
   for _ in $(seq 50); do clean && break; sleep 0.2; done
   if ! clean; then
-    echo "=== SHARED-UNCLEAN before $f: sched_ext $(cat /sys/kernel/sched_ext/state 2>/dev/null), scx_tick pids: $(pgrep -x scx_tick | tr '\n' ' ')"
+    echo "=== SHARED-UNCLEAN before $f: sched_ext $(sched_state), scx_tick pids: $(pgrep -x scx_tick | tr '\n' ' ')"
     exit 1
   fi
   dmesg -C
