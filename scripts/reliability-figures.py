@@ -17,7 +17,7 @@ every one, so no figure in it is typed by hand.
   - whose record's commit is older than the last commit that changed the
     code it runs: its own file, tests/lib.sh, scripts/common.sh, and for
     the scenarios that load the scheduler bpf/, src/, tools/ (the
-    replay) and scripts/vm.sh (the guest); the suite's fuzzing run
+    replay), hint/ (the hints protocol) and scripts/vm.sh (the guest); the suite's fuzzing run
     ("fuzz") counts as one, its code fuzz/, hint/ and src/config, src/model. A commit with "+uncommitted" counts as its base commit; one
     git does not know is too old;
   - whose latest record did not pass.
@@ -86,7 +86,8 @@ def stale(record, path):
     if path == "scripts/fuzz.sh":
         code = [path, "scripts/common.sh", "fuzz", "src/config", "src/model", "hint"]
     elif not path.startswith("tests/host/"):
-        code += ["bpf", "src", "tools", "scripts/vm.sh"]
+        # hint/: scx_tick reads the hints socket's lines through its protocol module
+        code += ["bpf", "src", "tools", "hint", "scripts/vm.sh"]
     last = git("log", "-1", "--format=%h", "--", *code).stdout.strip()
     if last and git("merge-base", "--is-ancestor", last, base).returncode != 0:
         return f"recorded on {base}, before {last} changed the code it runs"
