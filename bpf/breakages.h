@@ -111,6 +111,18 @@
 #ifndef SCX_TICK_BREAK_NOHINTFILTER
 #define SCX_TICK_BREAK_NOHINTFILTER 0 /* nohintfilter: stale and absurd deadline hints are used, not ignored */
 #endif
+#ifndef SCX_TICK_BREAK_NOTIMER
+#define SCX_TICK_BREAK_NOTIMER 0 /* notimer: a queued runner's steal timer is never armed (only dispatches find late runners) */
+#endif
+#ifndef SCX_TICK_BREAK_NORELEASE
+#define SCX_TICK_BREAK_NORELEASE 0 /* norelease: a CPU taken by a higher class keeps the tasks queued on it (no re-enqueue in ops.cpu_release) */
+#endif
+#ifndef SCX_TICK_BREAK_NOOWED
+#define SCX_TICK_BREAK_NOOWED 0 /* noowed: other work is never owed a share of a CPU that runners hold */
+#endif
+#ifndef SCX_TICK_BREAK_NOLENDBUFFER
+#define SCX_TICK_BREAK_NOLENDBUFFER 0 /* nolendbuffer: lent work may run until the next runner wakes (no run-tasks buffer) */
+#endif
 
 /* Rust: scx_tick's userspace side */
 #ifndef SCX_TICK_BREAK_NORESTORE
@@ -124,6 +136,15 @@
 #endif
 #ifndef SCX_TICK_BREAK_NOPIN
 #define SCX_TICK_BREAK_NOPIN 0 /* nopin: --pin hard leaves the runners' affinity as it was (they are not pinned) */
+#endif
+#ifndef SCX_TICK_BREAK_SAMEHOME
+#define SCX_TICK_BREAK_SAMEHOME 0 /* samehome: every runner is homed on its group's first home CPU, not the least loaded */
+#endif
+#ifndef SCX_TICK_BREAK_SELECTALL
+#define SCX_TICK_BREAK_SELECTALL 0 /* selectall: a group that selects threads by name takes every thread of the matching process */
+#endif
+#ifndef SCX_TICK_BREAK_STALEPLAN
+#define SCX_TICK_BREAK_STALEPLAN 0 /* staleplan: after CPU hotplug scx_tick re-attaches with its first plan, not one chosen from the CPUs online */
 #endif
 #ifndef SCX_TICK_BREAK_NOAUTH
 #define SCX_TICK_BREAK_NOAUTH 0 /* noauth: any user may register deadline hints for a tick group's thread, not only root or the cgroup's owner */

@@ -353,7 +353,8 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tick_init)
  */
 void BPF_STRUCT_OPS(tick_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 {
-	scx_bpf_reenqueue_local();
+	if (!SCX_TICK_BREAK_NORELEASE)
+		scx_bpf_reenqueue_local();
 }
 
 void BPF_STRUCT_OPS(tick_exit, struct scx_exit_info *ei)

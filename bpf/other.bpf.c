@@ -17,7 +17,7 @@ static bool other_owed(struct cpu_ctx *cctx, u64 now)
 	struct task_struct *head;
 	struct task_ctx *hctx;
 
-	if (elapsed(now, cctx->other_at) <= OTHER_SHARE_PERIOD_NS)
+	if (SCX_TICK_BREAK_NOOWED || elapsed(now, cctx->other_at) <= OTHER_SHARE_PERIOD_NS)
 		return false;
 	head = __COMPAT_scx_bpf_dsq_peek(DSQ_OTHER);
 	if (!head)
@@ -111,6 +111,8 @@ static u64 lend_window(struct cpu_ctx *cctx, u64 now)
 
 	if (!wake || time_before_eq(wake, now))
 		return other_slice_ns;
+	if (SCX_TICK_BREAK_NOLENDBUFFER)
+		return wake - now;
 	if (wake - now <= run_tasks_buffer_ns)
 		return 0;
 	return wake - now - run_tasks_buffer_ns;

@@ -59,7 +59,7 @@ static void arm_steal_timer(u32 key, u64 tick_start, u64 now)
 	u32 i;
 
 	st = bpf_map_lookup_elem(&steal_timers, &key);
-	if (!st)
+	if (!st || SCX_TICK_BREAK_NOTIMER)
 		return;
 	bpf_for(i, 0, 4) {
 		old = st->armed_until;

@@ -28,7 +28,7 @@ use log::{debug, info, warn};
 
 use super::cgroup;
 use crate::bpf::{BpfSkel, intf};
-use crate::breakages::SCX_TICK_BREAK_NOMOVEBACK;
+use crate::breakages::{SCX_TICK_BREAK_NOMOVEBACK, SCX_TICK_BREAK_SELECTALL};
 use crate::config::MissingCgroup;
 use crate::config::plan::{Plan, Runners, ThreadSelect};
 
@@ -654,10 +654,10 @@ impl Membership {
         let threads = threads_of(pid);
         let runners = threads
             .iter()
-            .filter(|(_, n)| select.thread_matches(n))
+            .filter(|(_, n)| select.thread_matches(n) || SCX_TICK_BREAK_SELECTALL)
             .count();
         for (tid, tname) in threads.iter().map(|(t, n)| (*t, n.as_str())) {
-            let runner = select.thread_matches(tname);
+            let runner = select.thread_matches(tname) || SCX_TICK_BREAK_SELECTALL;
             let target = match (runner, in_child.contains(&tid)) {
                 (true, false) => &child,
                 (false, true) => &domain,

@@ -18,7 +18,7 @@ use nix::unistd::Pid;
 
 use super::cgroup;
 use crate::bpf::BpfSkel;
-use crate::breakages::{SCX_TICK_BREAK_NOPIN, SCX_TICK_BREAK_NORESTORE};
+use crate::breakages::{SCX_TICK_BREAK_NOPIN, SCX_TICK_BREAK_NORESTORE, SCX_TICK_BREAK_SAMEHOME};
 use crate::config::Pin;
 use crate::config::plan::Plan;
 
@@ -67,6 +67,9 @@ pub fn admission(groups: &[(usize, f64, &[usize])]) -> Option<String> {
 /// The home of a new runner, in both policy modes: the CPU of `cpus` with
 /// the fewest runners homed on it (`load`), the first of them on a tie.
 pub fn least_loaded(cpus: &[usize], load: impl Fn(usize) -> usize) -> Option<usize> {
+    if SCX_TICK_BREAK_SAMEHOME {
+        return cpus.first().copied();
+    }
     cpus.iter().copied().min_by_key(|&c| load(c))
 }
 

@@ -22,6 +22,7 @@ use super::membership::{Membership, Table};
 use super::pinning::Pinner;
 use super::startup::{attached, check_outputs, group_name, plan, preflight, replan};
 use crate::bpf::{BpfSkel, BpfSkelBuilder, intf, types};
+use crate::breakages::SCX_TICK_BREAK_STALEPLAN;
 use crate::config::TickUnit;
 use crate::config::cli::{RunArgs, bad_config};
 use crate::config::plan::Plan;
@@ -135,7 +136,9 @@ fn schedule(
             // CPUs came or went: check and choose again against the CPUs online now.
             info!("the kernel asked for a restart (CPU hotplug?): re-attaching");
             out.reporter.restarted();
-            *plan = replan(args)?;
+            if !SCX_TICK_BREAK_STALEPLAN {
+                *plan = replan(args)?;
+            }
             for line in plan.describe() {
                 info!("{line}");
             }
