@@ -131,7 +131,7 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	 * Never stall other work: its share first, when runners had the CPU
 	 * too long (a tick CPU only if it may lend itself at all).
 	 */
-	if ((me < 0 || mid_tick_tasks) && other_owed(cctx, now) &&
+	if (!SCX_TICK_BREAK_NOOWED && (me < 0 || mid_tick_tasks) && other_owed(cctx, now) &&
 	    scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
 		cctx->share_until = now + OTHER_SHARE_SLICE_NS;
 		STAT_INC(dispatch_other);

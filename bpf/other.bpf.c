@@ -17,7 +17,7 @@ static bool other_owed(struct cpu_ctx *cctx, u64 now)
 	struct task_struct *head;
 	struct task_ctx *hctx;
 
-	if (SCX_TICK_BREAK_NOOWED || elapsed(now, cctx->other_at) <= OTHER_SHARE_PERIOD_NS)
+	if (elapsed(now, cctx->other_at) <= OTHER_SHARE_PERIOD_NS)
 		return false;
 	head = __COMPAT_scx_bpf_dsq_peek(DSQ_OTHER);
 	if (!head)

@@ -21,6 +21,8 @@ stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 note "soft-pinned runners' Cpus_allowed_list while running: $allowed"
 [[ "$allowed" == "0-$(($(nproc) - 1))" ]] || fail "soft pinning changed the affinity: $allowed"
+read_totals
+note "steals: $tot_dispatch_stolen"
 # a runner has no home until the next 200 ms scan sees it: its first ticks
 # may run on any tick CPU from the global queue; and the round-robin homes
 # count tickload's main thread too, so both runners can start on one home,
