@@ -111,6 +111,9 @@
 #ifndef SCX_TICK_BREAK_NOHINTFILTER
 #define SCX_TICK_BREAK_NOHINTFILTER 0 /* nohintfilter: stale and absurd deadline hints are used, not ignored */
 #endif
+#ifndef SCX_TICK_BREAK_PERIODDEADLINE
+#define SCX_TICK_BREAK_PERIODDEADLINE 0 /* perioddeadline: a group's deadline option is ignored: every tick is due a period after it starts */
+#endif
 #ifndef SCX_TICK_BREAK_NOTIMER
 #define SCX_TICK_BREAK_NOTIMER 0 /* notimer: a queued runner's steal timer is never armed (only dispatches find late runners) */
 #endif

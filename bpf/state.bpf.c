@@ -449,6 +449,8 @@ static u64 group_deadline(s32 group)
 
 	if (g >= MAX_GROUPS)
 		return 0;
+	if (SCX_TICK_BREAK_PERIODDEADLINE)
+		return group_period_ns[g & (MAX_GROUPS - 1)];
 	return group_deadline_ns[g & (MAX_GROUPS - 1)];
 }
 

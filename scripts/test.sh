@@ -156,6 +156,9 @@ guest_of() { # file qemu|vng|oldest bpf|userspace
   return 0
 }
 
+# why a run failed, in one line: its first FAIL line, else its exit status
+first_fail() { grep -m1 '^FAIL' "$1" || echo "exit $2"; }
+
 run_vm() { # file qemu|vng|oldest bpf|userspace
   local out rc timeout=300 env shape vm
   guest_of "$@"
@@ -185,7 +188,7 @@ run_vm() { # file qemu|vng|oldest bpf|userspace
   # while a broken build fails both runs. scripts/mutants.sh turns it off
   # (SCX_TICK_SECOND_RUN=0): a breakage is caught by its first failure.
   local kind=fault first
-  first=$(grep -m1 '^FAIL' "$out" || echo "exit $rc")
+  first=$(first_fail "$out" "$rc")
   if [[ -z "$why" && $rc -ne 0 && $rc -ne 77 && ${SCX_TICK_SECOND_RUN:-1} == 1 ]]; then
     why="after a failure ($first)" kind=failure
   fi
@@ -221,7 +224,8 @@ run_shared() { # index...
   guest_of "${FILES[$1]}" "${RUNNERS[$1]}" "${MODES[$1]}"
   echo "=== shared guest: ${#files[@]} scenarios (${files[*]})"
   out=$(mktemp)
-  SCX_TICK_VM=$vm bash scripts/vm.sh "${shape[@]}" --timeout 300 "${env[@]}" -- \
+  # a boot, and a minute at most for each (the longest take about 40 s)
+  SCX_TICK_VM=$vm bash scripts/vm.sh "${shape[@]}" --timeout $((120 + 60 * ${#files[@]})) "${env[@]}" -- \
     bash tests/shared_guest.sh "${files[@]}" 2>&1 | tee "$out"
   for j in "$@"; do
     grep -q "^=== SHARED-BEGIN ${FILES[$j]}\$" "$out" || continue
@@ -293,7 +297,7 @@ for i in "${!NAMES[@]}"; do
     cp "${SHARED_OUT[$i]}" "$o"; rc=${SHARED_RC[$i]}; t=$((SECONDS - SHARED_SECS[$i]))
     echo "(ran in the shared guest above, ${SHARED_SECS[$i]} s)"
   elif [[ -n "${SHARED_RC[$i]:-}" ]]; then
-    first=$(grep -m1 '^FAIL' "${SHARED_OUT[$i]}" || echo "exit ${SHARED_RC[$i]}")
+    first=$(first_fail "${SHARED_OUT[$i]}" "${SHARED_RC[$i]}")
     { cat "${SHARED_OUT[$i]}"
       if [[ ${SCX_TICK_SECOND_RUN:-1} == 1 ]] && ((SECONDS + 330 <= LIMIT)); then
         echo "RETRY   after a failure in the shared guest ($first); once more alone in a new guest"

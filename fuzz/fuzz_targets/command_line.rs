@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    scx_tick::config::fuzz::command_line(&scx_tick::config::fuzz::fuzz_argv(data));
+    scx_tick::config::fuzz::command_line_bytes(data);
 });

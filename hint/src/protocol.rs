@@ -38,9 +38,17 @@ pub fn parse_request(line: &[u8]) -> Result<u32, String> {
     let text = std::str::from_utf8(line).map_err(|_| "a request that is not UTF-8".to_string())?;
     text.trim()
         .strip_prefix("REGISTER ")
-        .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|t| t.parse().ok())
+        .and_then(decimal)
         .ok_or_else(|| format!("bad request {text:?}: expected \"REGISTER <tid>\""))
+}
+
+/// A number in decimal digits and nothing else (no sign, no space), as
+/// both sides write them.
+fn decimal<T: std::str::FromStr>(w: &str) -> Option<T> {
+    if w.is_empty() || !w.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    w.parse().ok()
 }
 
 /// scx_tick's answer to a request.
@@ -81,13 +89,7 @@ pub fn parse_reply(text: &str) -> Result<Reply, String> {
     let [slot, slots] = words[..] else {
         return Err(bad());
     };
-    let number = |w: &str| {
-        w.bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| w.parse::<usize>().ok())
-            .flatten()
-    };
-    let (Some(slot), Some(slots)) = (number(slot), number(slots)) else {
+    let (Some(slot), Some(slots)) = (decimal::<usize>(slot), decimal::<usize>(slots)) else {
         return Err(bad());
     };
     if slot >= slots {

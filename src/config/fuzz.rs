@@ -141,8 +141,21 @@ pub fn command_line(argv: &[String]) -> bool {
     true
 }
 
+/// A fuzzer's bytes as a configuration file: the file reader refuses text
+/// that is not UTF-8 before parsing.
+pub fn config_file_bytes(data: &[u8]) {
+    if let Ok(doc) = std::str::from_utf8(data) {
+        let _ = toml_file(doc);
+    }
+}
+
 /// A fuzzer's bytes as a command line: arguments split at NUL bytes.
-pub fn fuzz_argv(data: &[u8]) -> Vec<String> {
+pub fn command_line_bytes(data: &[u8]) {
+    command_line(&fuzz_argv(data));
+}
+
+/// Arguments split at NUL bytes, after `argv[0]`.
+fn fuzz_argv(data: &[u8]) -> Vec<String> {
     std::iter::once("scx_tick".to_string())
         .chain(
             data.split(|&b| b == 0)
@@ -197,14 +210,12 @@ mod tests {
 
     #[test]
     fn the_fuzzing_corpus_passes_the_checks() {
-        for d in corpus("config_file") {
-            if let Ok(doc) = std::str::from_utf8(&d) {
-                let _ = toml_file(doc);
-            }
-        }
-        for d in corpus("command_line") {
-            command_line(&fuzz_argv(&d));
-        }
+        corpus("config_file")
+            .iter()
+            .for_each(|d| config_file_bytes(d));
+        corpus("command_line")
+            .iter()
+            .for_each(|d| command_line_bytes(d));
         corpus("hints_request")
             .iter()
             .for_each(|d| checks::request_bytes(d));

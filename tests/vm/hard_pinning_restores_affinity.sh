@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# --pin hard pins each runner to its home CPU (so it is never stolen), and
-# every affinity is restored when scx_tick exits on SIGTERM.
-# Catches: norestore nopin
+# --pin hard pins each runner to its home CPU (so it is never stolen), the
+# homes spread over the group's CPUs, and every affinity is restored when
+# scx_tick exits on SIGTERM.
+# Catches: norestore nopin samehome
 # guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
@@ -38,14 +39,24 @@ note "CPUs the hard-pinned runners were seen on: $ran"
 [[ "$ran" == "1 " ]] || fail "hard-pinned runners ran on CPUs $ran"
 kill -0 $pid || fail "tickload ended early: $(cat "$WORK/load")"
 kill $pid; wait $pid 2>/dev/null || true
-"$TICKLOAD" -n 2 --work-ms 10 --duration-s 120 --cgroup "$CG" >"$WORK/load2" &
+stop_scx INT
+[[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
+# A group on two CPUs: each runner is homed on the CPU with the fewest
+# homes, so three runners (and tickload's main thread, in the cgroup too)
+# are pinned to both CPUs, not all to one.
+start_scx --tick-cpus 1,2 --tick-cgroup tick --pin hard
+"$TICKLOAD" -n 3 --work-ms 10 --duration-s 120 --cgroup "$CG" >"$WORK/load2" &
 pid=$!
-for _ in $(seq 50); do [[ $(ls /proc/$pid/task | wc -l) -ge 3 ]] && break; sleep 0.1; done
+for _ in $(seq 50); do [[ $(ls /proc/$pid/task | wc -l) -ge 4 ]] && break; sleep 0.1; done
 tids=$(ls /proc/$pid/task | grep -vx $pid)
+spread=""
 for _ in $(seq 30); do
-  [[ "$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)" == 1 ]] && break
+  spread=$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u | tr '\n' ' ')
+  [[ "$spread" == "1 2 " ]] && break
   sleep 0.1
 done
+note "3 runners of a group on CPUs 1,2, hard-pinned to: $spread"
+[[ "$spread" == "1 2 " ]] || fail_catches samehome "3 runners of a group on CPUs 1,2 pinned to $spread, not to both (homes not spread by load)"
 stop_scx TERM
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 after=$(for t in $tids; do taskset -cp $t | sed 's/.*: //'; done | sort -u)
