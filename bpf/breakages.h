@@ -114,6 +114,12 @@
 #ifndef SCX_TICK_BREAK_PERIODDEADLINE
 #define SCX_TICK_BREAK_PERIODDEADLINE 0 /* perioddeadline: a group's deadline option is ignored: every tick is due a period after it starts */
 #endif
+#ifndef SCX_TICK_BREAK_NOTURNS
+#define SCX_TICK_BREAK_NOTURNS 0 /* noturns: runners never yield a turn in ops.tick: one keeps its CPU until its slice ends at its deadline */
+#endif
+#ifndef SCX_TICK_BREAK_NOTICKCOUNT
+#define SCX_TICK_BREAK_NOTICKCOUNT 0 /* notickcount: a tick that starts is not counted (ticks, ticks/s) */
+#endif
 #ifndef SCX_TICK_BREAK_NOTIMER
 #define SCX_TICK_BREAK_NOTIMER 0 /* notimer: a queued runner's steal timer is never armed (only dispatches find late runners) */
 #endif

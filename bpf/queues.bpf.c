@@ -510,7 +510,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		ran = 0;
 		runner_on_cpu(p, tctx, cctx, now);
 	}
-	if (ran < RUNNER_QUANTUM_NS)
+	if (ran < RUNNER_QUANTUM_NS || SCX_TICK_BREAK_NOTURNS)
 		return;
 	key = runner_key(tctx, ran);
 	/*

@@ -42,7 +42,7 @@ static u32 hist_bucket(u64 ns)
  */
 static void count_tick(struct group_stats *gs)
 {
-	if (gs)
+	if (gs && !SCX_TICK_BREAK_NOTICKCOUNT)
 		gs->ticks++;
 }
 

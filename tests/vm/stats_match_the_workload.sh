@@ -5,8 +5,9 @@
 # did not see itself (beyond one per thread for its spawn and exit); the JSON stream
 # parses and never goes backwards; --monitor from a second process receives
 # data; the OpenMetrics endpoint answers with valid exposition text, with
-# the number of runner threads per group.
-# Catches: nomiss
+# the number of runner threads per group; the heavy group's ticks are the
+# workload's.
+# Catches: nomiss notickcount
 source "$(dirname "$0")/../lib.sh"
 HEAVY=$(make_cgroup heavy)
 LIGHT=$(make_cgroup light)
@@ -48,6 +49,13 @@ wait $light || fail "tickload (light) failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 check_heavy_light_misses nomiss # its heavy-misses check carries the marker
+# one tick per wake-up of the heavy runner, which sleeps after each tick's
+# work: the workload's ticks, within 5 % (and its main thread's spawn and
+# exit wake-ups, 3)
+scx_ticks=$(group_stat heavy ticks) own_ticks=$(json_field "$WORK/heavy.json" ticks)
+note "heavy: scx_tick counted $scx_ticks ticks, the workload ran $own_ticks"
+((scx_ticks * 100 >= own_ticks * 95 - 300 && scx_ticks * 100 <= own_ticks * 105 + 300)) \
+  || fail_catches notickcount "scx_tick counted $scx_ticks ticks for the heavy group, the workload ran $own_ticks"
 check_stats_json "$WORK/stats.jsonl"
 # the light group's runners while it ran (the most any interval saw; a
 # scrape under vng's slow python start came after tickload's end):
