@@ -21,7 +21,7 @@ wait $load || fail "tickload failed"
 wait $fifo || fail "the SCHED_FIFO tickload failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
-read -r ticks held worst < <(python3 - "$WORK/load.ticks" <<'PY'
+python3 - "$WORK/load.ticks" <<'PY' >"$WORK/figures"
 import sys
 ticks = held = worst = 0
 for l in open(sys.argv[1]):
@@ -32,7 +32,7 @@ for l in open(sys.argv[1]):
     worst = max(worst, stretch)
 print(ticks, held, worst // 1_000_000)
 PY
-)
+read -r ticks held worst <"$WORK/figures"
 note "runners: $ticks ticks, $held stretched more than 10 ms past their 15 ms of work (worst +$worst ms); per CPU $(grep -o '"cpus":{[^}]*}' "$WORK/load.json" | tr '\n' ' '); the FIFO task $(json_field "$WORK/fifo.json" ticks) bursts"
 ((ticks >= 300)) || fail "the runners ran only $ticks ticks"
 ((held * 20 <= ticks)) || fail_catches norelease "$held of $ticks runner ticks stretched more than 10 ms (worst +$worst ms): left behind the SCHED_FIFO task on its CPU"

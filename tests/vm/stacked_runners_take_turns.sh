@@ -16,7 +16,7 @@ taskset -c 1 "$TICKLOAD" -n 4 --work-ms 10 --duration-s 8 --cgroup "$CG" --json 
   --ticks-log "$WORK/load.ticks" >"$WORK/load.json" || fail "tickload failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
-read -r periods last_p50 first_p50 < <(python3 - "$WORK/load.ticks" <<'PY'
+python3 - "$WORK/load.ticks" <<'PY' >"$WORK/figures"
 import sys
 from collections import defaultdict
 late = defaultdict(list)
@@ -29,7 +29,7 @@ first = sorted(v[0] for v in full)
 mid = lambda xs: xs[len(xs) // 2] if xs else 0
 print(len(full), round(mid(last), 1), round(mid(first), 1))
 PY
-)
+read -r periods last_p50 first_p50 <"$WORK/figures"
 note "4 runners x 10 ms on CPU 1: in $periods periods, the last to start began $last_p50 ms late (median), the first $first_p50 ms; misses $(json_field "$WORK/load.json" misses) of $(json_field "$WORK/load.json" ticks)"
 ((periods >= 100)) || fail "only $periods periods with all four runners' ticks"
 (($(calc "$last_p50 < 22" 0))) || fail_catches noturns "the last of 4 stacked runners started $last_p50 ms late (median): they did not take turns"

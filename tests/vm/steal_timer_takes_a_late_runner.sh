@@ -7,11 +7,13 @@
 # idle): "lead", deadline 20 ms, one runner of 2 ms per tick with a 25 ms
 # spike in one tick of 20 (its predicted work, an average, is about 2 ms
 # before most spikes), and "wait", deadline 50 ms, one runner of 2 ms per
-# tick that wakes 1 ms into the lead's tick. In a spike the lead keeps
-# CPU 1 (its earlier deadline stays ahead for 30 ms of work) while the
-# other waits, predicted to start in time. From the workload's side: the
-# waiting runner's ticks that overlap a spike start within 10 ms (taken by
-# CPU 2 at the 3 ms threshold), not when the spike ends.
+# tick allowed CPUs 1 and 2 that wakes 1 ms into the lead's tick, while a
+# task pinned to CPU 2 (other work) runs its 2 ms there. In a spike the
+# lead keeps CPU 1 (its earlier deadline stays ahead for 30 ms of work)
+# while the other waits, predicted to start in time; CPU 2 finds it not
+# yet late when the pinned task ends, and sleeps. From the workload's
+# side: the waiting runner's ticks that overlap a spike start within 10 ms
+# (CPU 2 steals them at the 3 ms threshold), not when the spike ends.
 # Catches: notimer
 # guest: shared
 source "$(dirname "$0")/../lib.sh"
@@ -20,11 +22,14 @@ start_scx --tick-cpus 1,2 --tick-cgroup "lead,cpus=1,deadline=20" --tick-cgroup 
 "$TICKLOAD" -n 1 --work-ms 2 --spike-ms 25 --spike-pct 5 --seed 7 --phase-ms 0 --duration-s 10 \
   --cgroup "$LEAD" --json --ticks-log "$WORK/lead.ticks" >"$WORK/lead.json" &
 lead=$!
-"$TICKLOAD" -n 1 --work-ms 2 --phase-ms 1 --duration-s 10 \
+taskset -c 1,2 "$TICKLOAD" -n 1 --work-ms 2 --phase-ms 1 --duration-s 10 \
   --cgroup "$WAITG" --json --ticks-log "$WORK/wait.ticks" >"$WORK/wait.json" &
 waiter=$!
+taskset -c 2 "$TICKLOAD" -n 1 --work-ms 2 --phase-ms 0 --duration-s 10 --json >"$WORK/pinned.json" &
+pinned=$!
 wait $lead || fail "the lead tickload failed"
 wait $waiter || fail "the waiting tickload failed"
+wait $pinned || fail "the pinned tickload failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 read_totals
