@@ -123,12 +123,6 @@
 #ifndef SCX_TICK_BREAK_NOTIMER
 #define SCX_TICK_BREAK_NOTIMER 0 /* notimer: a queued runner's steal timer is never armed (only dispatches find late runners) */
 #endif
-#ifndef SCX_TICK_BREAK_NORELEASE
-#define SCX_TICK_BREAK_NORELEASE 0 /* norelease: a CPU taken by a higher class keeps the tasks queued on it (no re-enqueue in ops.cpu_release) */
-#endif
-#ifndef SCX_TICK_BREAK_NOOWED
-#define SCX_TICK_BREAK_NOOWED 0 /* noowed: other work is never owed a share of a CPU that runners hold */
-#endif
 #ifndef SCX_TICK_BREAK_NOLENDBUFFER
 #define SCX_TICK_BREAK_NOLENDBUFFER 0 /* nolendbuffer: lent work may run until the next runner wakes (no run-tasks buffer) */
 #endif

@@ -135,7 +135,7 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	 * Never stall other work: its share first, when runners had the CPU
 	 * too long (a tick CPU only if it may lend itself at all).
 	 */
-	if (!SCX_TICK_BREAK_NOOWED && (me < 0 || mid_tick_tasks) && other_owed(cctx, now) &&
+	if ((me < 0 || mid_tick_tasks) && other_owed(cctx, now) &&
 	    scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
 		cctx->share_until = now + OTHER_SHARE_SLICE_NS;
 		STAT_INC(dispatch_other);
@@ -357,8 +357,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tick_init)
  */
 void BPF_STRUCT_OPS(tick_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 {
-	if (!SCX_TICK_BREAK_NORELEASE)
-		scx_bpf_reenqueue_local();
+	scx_bpf_reenqueue_local();
 }
 
 void BPF_STRUCT_OPS(tick_exit, struct scx_exit_info *ei)
