@@ -57,6 +57,9 @@
 #ifndef SCX_TICK_BREAK_WAKETICKS
 #define SCX_TICK_BREAK_WAKETICKS 0 /* waketicks: every wake-up starts a tick: no identity from the period grid */
 #endif
+#ifndef SCX_TICK_BREAK_NOTICKREPLENISH
+#define SCX_TICK_BREAK_NOTICKREPLENISH 0 /* notickreplenish: a runner alone on its CPU past its deadline starts no next tick */
+#endif
 #ifndef SCX_TICK_BREAK_THREADTICKS
 #define SCX_TICK_BREAK_THREADTICKS 0 /* threadticks: tick = "process" ignored: each thread has its own ticks */
 #endif

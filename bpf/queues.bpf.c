@@ -467,23 +467,28 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		return;
 	now = clock_now();
 	if (!tctx->runner) {
-		/* lent work's slice ends with its lend window, however it began */
+		/*
+		 * The kernel refills the slice of a CPU's only runnable task
+		 * without ops.running, past the lend window: clip it again.
+		 */
 		if (!time_before(now, cctx->share_until) && tick_index(cpu) >= 0)
 			clip_to_lend_window(p, cctx, now);
 		return;
 	}
 	ran = elapsed(now, tctx->run_start);
 	/*
-	 * Still running at its deadline: its next tick starts here, on the
-	 * grid, as it would at the end of its slice (replenish). A runner
-	 * alone on its CPU runs on past its slice (keep_last()), so this is
-	 * where its ticks follow the grid to the scheduler tick. (Before
-	 * SCX_OPS_ENQ_LAST the kernel refilled such a slice without
-	 * ops.stopping, and this was the only replenishment: the
-	 * notickreplenish breakage, caught until then, is no longer told
-	 * apart, docs/testing.md.)
+	 * Still running at its deadline. The kernel refills the slice of the
+	 * only runnable task on a CPU without ops.stopping/ops.running (no
+	 * SCX_OPS_ENQ_LAST), so a runner alone on its CPU would run on in one
+	 * endless tick: its next tick starts here, on the grid, as it would
+	 * at the end of its slice (replenish).
 	 */
-	if (tctx->in_tick && !time_before(now, tctx->deadline)) {
+	/*
+	 * (The notickreplenish breakage skips it at run time, `&& now`: with
+	 * the branch compiled out the verifier refused tick_tick.)
+	 */
+	if (tctx->in_tick && !time_before(now, tctx->deadline) &&
+	    !(SCX_TICK_BREAK_NOTICKREPLENISH && now)) {
 		add_runtime(tctx, ran);
 		tctx->run_start = now;
 		ran = 0;

@@ -48,7 +48,7 @@
 # next grid point start it early), 5 % of the ticks the server ran with hints. Each bound also allows
 # one miss per tickload thread (its spawn and exit wake-ups are ticks to the
 # scheduler, not to the workload), with hints two per runner.
-# Catches: nomiss waketicks threadticks nosteps norollover
+# Catches: nomiss waketicks notickreplenish threadticks nosteps norollover
 source "$(dirname "$0")/../lib.sh"
 PLAIN=$(make_cgroup plain)
 HINTED=$(make_cgroup hinted)
@@ -107,7 +107,7 @@ stop_scx INT
 grep "scx_tick summary:" "$WORK/scx.out" | sed "s/^/# catchup: /"
 exit_line >"$WORK/catchup.exit.json"
 
-python3 - "$WORK" <<'PY' || fail_catches "nomiss waketicks threadticks nosteps norollover" "scx_tick's misses do not agree with the workload's (see above)"
+python3 - "$WORK" <<'PY' || fail_catches "nomiss waketicks notickreplenish threadticks nosteps norollover" "scx_tick's misses do not agree with the workload's (see above)"
 import json, re, sys
 work = sys.argv[1]
 bounds = {"sleeping": (0.95, 1.05), "behind": (0.75, 1.25), "never": (0.98, 1.02),
