@@ -112,12 +112,8 @@ s32 BPF_STRUCT_OPS(tick_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 void BPF_STRUCT_OPS(tick_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
-	bool runner = tctx && classify(p, tctx) >= 0;
 
-	/* the last task here, its slice ended: it runs on, but lent work past its window */
-	if ((enq_flags & SCX_ENQ_LAST) && keep_last(p, tctx, runner, enq_flags))
-		return;
-	if (runner)
+	if (tctx && classify(p, tctx) >= 0)
 		enqueue_tick(p, tctx, enq_flags);
 	else
 		enqueue_other(p, tctx, enq_flags);
@@ -154,9 +150,9 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 
 	/*
 	 * A runner whose slice ended and that no queued runner goes before
-	 * keeps the CPU (nothing dispatched, it is enqueued as the last task
-	 * here and runs on, keep_last()): lent work would push it aside, into
-	 * a queue no other CPU looks at until it is late.
+	 * keeps the CPU (the kernel keeps @prev when nothing is dispatched):
+	 * lent work would push it aside, into a queue no other CPU looks at
+	 * until it is late.
 	 */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && is_runner(prev))
 		return;
@@ -385,5 +381,5 @@ SCX_OPS_DEFINE(tick_ops,
 	        * tick_cpu_release(): an exiting thread preempted by a SCHED_FIFO
 	        * hog waited behind it for 6.8 s (the soak, 2026-11-28).
 	        */
-	       .flags = (SCX_TICK_BREAK_EXITLOCAL ? 0 : SCX_OPS_ENQ_EXITING) | SCX_OPS_ENQ_LAST,
+	       .flags = SCX_TICK_BREAK_EXITLOCAL ? 0 : SCX_OPS_ENQ_EXITING,
 	       .name = "scx_tick");

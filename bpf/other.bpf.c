@@ -111,8 +111,6 @@ static u64 lend_window(struct cpu_ctx *cctx, u64 now)
 
 	if (!wake || time_before_eq(wake, now))
 		return other_slice_ns;
-	if (SCX_TICK_BREAK_NOLENDBUFFER)
-		return wake - now;
 	if (wake - now <= run_tasks_buffer_ns)
 		return 0;
 	return wake - now - run_tasks_buffer_ns;
@@ -127,37 +125,6 @@ static void clip_to_lend_window(struct task_struct *p, struct cpu_ctx *cctx, u64
 		window = MIN_LEND_NS;
 	if (p->scx.slice > window)
 		p->scx.slice = window;
-}
-
-/*
- * @p was the last task on this CPU when its slice ended (SCX_ENQ_LAST).
- * Without SCX_OPS_ENQ_LAST the kernel would keep it running with a fresh
- * slice and not ask: lent work ran on past its lend window, so the
- * run-tasks buffer did not hold on tick CPUs (with a 45 ms buffer beside
- * 6 hogs they stayed busy 74 % of the time, vm/mid_tick_lending). It runs
- * on here (true), unless it is other work on a tick CPU, past an owed
- * share, that may run elsewhere, and whose lend window has closed: then
- * it waits in the fair queue (false) and the CPU stays free for the
- * runner that wakes next.
- */
-static bool keep_last(struct task_struct *p, struct task_ctx *tctx, bool runner, u64 enq_flags)
-{
-	struct cpu_ctx *cctx = lookup_cpu_ctx(-1);
-	u64 now = clock_now(), slice = other_slice_ns, window;
-
-	if (runner && tctx) {
-		slice = group_deadline(tctx->group);
-	} else if (cctx && tick_index(scx_bpf_task_cpu(p)) >= 0 &&
-		   !time_before(now, cctx->share_until) && p->nr_cpus_allowed > 1 &&
-		   can_run_on_other_cpu(p)) {
-		window = mid_tick_tasks ? lend_window(cctx, now) : 0;
-		if (window < MIN_LEND_NS)
-			return false;
-		if (window < slice)
-			slice = window;
-	}
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, enq_flags);
-	return true;
 }
 
 void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
