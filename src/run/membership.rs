@@ -652,12 +652,10 @@ impl Membership {
         let in_child = threads_in(&child);
         let (mut moved_in, mut moved_out) = (0, 0);
         let threads = threads_of(pid);
-        let runners = threads
-            .iter()
-            .filter(|(_, n)| select.thread_matches(n) || SCX_TICK_BREAK_SELECTALL)
-            .count();
+        let is_runner = |name: &str| select.thread_matches(name) || SCX_TICK_BREAK_SELECTALL;
+        let runners = threads.iter().filter(|(_, n)| is_runner(n)).count();
         for (tid, tname) in threads.iter().map(|(t, n)| (*t, n.as_str())) {
-            let runner = select.thread_matches(tname) || SCX_TICK_BREAK_SELECTALL;
+            let runner = is_runner(tname);
             let target = match (runner, in_child.contains(&tid)) {
                 (true, false) => &child,
                 (false, true) => &domain,
