@@ -123,6 +123,9 @@
 #ifndef SCX_TICK_BREAK_NOTIMER
 #define SCX_TICK_BREAK_NOTIMER 0 /* notimer: a queued runner's steal timer is never armed (only dispatches find late runners) */
 #endif
+#ifndef SCX_TICK_BREAK_NOLENDBUFFER
+#define SCX_TICK_BREAK_NOLENDBUFFER 0 /* nolendbuffer: lent work may run until the next runner wakes (no run-tasks buffer) */
+#endif
 
 /* Rust: scx_tick's userspace side */
 #ifndef SCX_TICK_BREAK_NORESTORE

@@ -113,7 +113,19 @@ void BPF_STRUCT_OPS(tick_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
-	if (tctx && classify(p, tctx) >= 0)
+	bool runner = tctx && classify(p, tctx) >= 0;
+
+	/*
+	 * The last task here, its slice ended, and tick_dispatch() did not
+	 * keep it: lent work past its lend window waits in the fair queue
+	 * (enqueue_other()); anything else (a path keep_prev() did not see)
+	 * runs on here, as the kernel would run it without SCX_OPS_ENQ_LAST.
+	 */
+	if ((enq_flags & SCX_ENQ_LAST) && (runner || !may_leave_cpu(p))) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, enq_flags);
+		return;
+	}
+	if (runner)
 		enqueue_tick(p, tctx, enq_flags);
 	else
 		enqueue_other(p, tctx, enq_flags);
@@ -142,6 +154,8 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 			return;
 		if (scx_bpf_dsq_move_to_local(DSQ_OTHER, 0))
 			STAT_INC(dispatch_other);
+		else
+			keep_prev(prev, cpu, false, cctx, now);
 		return;
 	}
 
@@ -150,12 +164,13 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 
 	/*
 	 * A runner whose slice ended and that no queued runner goes before
-	 * keeps the CPU (the kernel keeps @prev when nothing is dispatched):
-	 * lent work would push it aside, into a queue no other CPU looks at
-	 * until it is late.
+	 * keeps the CPU (keep_prev()): lent work would push it aside, into a
+	 * queue no other CPU looks at until it is late.
 	 */
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && is_runner(prev))
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && is_runner(prev)) {
+		keep_prev(prev, cpu, true, cctx, now);
 		return;
+	}
 
 	/* the runners sleep: lend the CPU to other work if the next tick is far enough */
 	if (mid_tick_tasks && !SCX_TICK_BREAK_NOLEND && lend_window(cctx, now) >= MIN_LEND_NS &&
@@ -163,7 +178,9 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 		STAT_INC(dispatch_other);
 		if (!SCX_TICK_BREAK_NOLENDCOUNT)
 			STAT_INC(lends);
+		return;
 	}
+	keep_prev(prev, cpu, true, cctx, now);
 }
 
 void BPF_STRUCT_OPS(tick_runnable, struct task_struct *p, u64 enq_flags)
@@ -381,5 +398,7 @@ SCX_OPS_DEFINE(tick_ops,
 	        * tick_cpu_release(): an exiting thread preempted by a SCHED_FIFO
 	        * hog waited behind it for 6.8 s (the soak, 2026-11-28).
 	        */
-	       .flags = SCX_TICK_BREAK_EXITLOCAL ? 0 : SCX_OPS_ENQ_EXITING,
+	       .flags = (SCX_TICK_BREAK_EXITLOCAL ? 0 : SCX_OPS_ENQ_EXITING) |
+			/* keep_prev(): lent work past its lend window leaves the CPU */
+			SCX_OPS_ENQ_LAST,
 	       .name = "scx_tick");

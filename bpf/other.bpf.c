@@ -127,6 +127,63 @@ static void clip_to_lend_window(struct task_struct *p, struct cpu_ctx *cctx, u64
 		p->scx.slice = window;
 }
 
+/*
+ * A task of a higher class (SCHED_FIFO/RR, SCHED_DEADLINE) waits on @cpu:
+ * ours run there only in the kernel's ext deadline server's slices.
+ */
+static bool higher_class_waits(s32 cpu)
+{
+	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
+
+	return !rq || rq->nr_running > rq->scx.nr_running;
+}
+
+/*
+ * @p may wait in the fair queue for another CPU (it is not bound to this
+ * one). BPF programs run with migration disabled on the current task, which
+ * @p usually is here: its own count is 1 then, not 0.
+ */
+static bool may_leave_cpu(struct task_struct *p)
+{
+	u32 own = p == bpf_get_current_task_btf() ? 1 : 0;
+
+	return p->nr_cpus_allowed > 1 && can_run_on_other_cpu(p) && p->migration_disabled <= own;
+}
+
+/*
+ * @prev, still runnable, used up its slice and nothing else was dispatched
+ * here. Without SCX_OPS_ENQ_LAST the kernel refilled its slice and ran it
+ * on without asking, so lent work on a tick CPU ran past its lend window
+ * until the runner's wake-up preempted it: the run-tasks buffer did not
+ * hold (a 45 ms buffer beside 6 hogs left tick CPUs busy 74 %,
+ * vm/mid_tick_lending). With SCX_OPS_ENQ_LAST a task left without a slice
+ * is enqueued as the last one only after the CPU's pick found nothing,
+ * which stops the kernel's ext deadline server: a task pinned to a tick
+ * CPU held by a SCHED_FIFO hog then waited 22 s
+ * (vm/hostile_load_stalls_nothing). So @prev gets its slice here, and
+ * only lent work whose window has closed leaves the CPU (to the fair
+ * queue, tick_enqueue()), and only when it may run elsewhere and no
+ * higher class waits here.
+ */
+static void keep_prev(struct task_struct *prev, s32 cpu, bool tick_cpu, struct cpu_ctx *cctx,
+		      u64 now)
+{
+	u64 window;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return;
+	if (tick_cpu && !is_runner(prev) && !time_before(now, cctx->share_until)) {
+		window = mid_tick_tasks ? lend_window(cctx, now) : 0;
+		if (window >= MIN_LEND_NS) {
+			prev->scx.slice = window < other_slice_ns ? window : other_slice_ns;
+			return;
+		}
+		if (!SCX_TICK_BREAK_NOLENDBUFFER && may_leave_cpu(prev) && !higher_class_waits(cpu))
+			return;
+	}
+	prev->scx.slice = SCX_SLICE_DFL;
+}
+
 void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);

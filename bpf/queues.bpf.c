@@ -468,8 +468,9 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	now = clock_now();
 	if (!tctx->runner) {
 		/*
-		 * The kernel refills the slice of a CPU's only runnable task
-		 * without ops.running, past the lend window: clip it again.
+		 * A task that may not leave this tick CPU keeps it with a
+		 * fresh slice (keep_prev()), without ops.running, past the
+		 * lend window: clip it again.
 		 */
 		if (!time_before(now, cctx->share_until) && tick_index(cpu) >= 0)
 			clip_to_lend_window(p, cctx, now);
@@ -477,11 +478,10 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 	}
 	ran = elapsed(now, tctx->run_start);
 	/*
-	 * Still running at its deadline. The kernel refills the slice of the
-	 * only runnable task on a CPU without ops.stopping/ops.running (no
-	 * SCX_OPS_ENQ_LAST), so a runner alone on its CPU would run on in one
-	 * endless tick: its next tick starts here, on the grid, as it would
-	 * at the end of its slice (replenish).
+	 * Still running at its deadline. A runner alone on its CPU keeps it
+	 * with a fresh slice (keep_prev()), without ops.stopping/ops.running,
+	 * so it would run on in one endless tick: its next tick starts here,
+	 * on the grid, as it would at the end of its slice (replenish).
 	 */
 	/*
 	 * (The notickreplenish breakage skips it at run time, `&& now`: with

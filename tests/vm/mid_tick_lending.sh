@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # While runners sleep, tick CPUs run other work (mid-tick tasks) unless
-# --no-mid-tick; either way the hogs outside the group keep running. Seen
+# --no-mid-tick; either way the hogs outside the group keep running. Lent
+# work ends the run-tasks buffer before a runner's predicted wake, so a
+# buffer of most of the period leaves the tick CPUs mostly idle. Seen
 # from the CPUs' side: how busy the tick CPUs were (/proc/stat).
-# Catches: nolend nolendcount
+# Catches: nolend nolendcount nolendbuffer
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 2 --period-ms 50 --work-ms 2 --duration-s 8 --cgroup "$CG")
@@ -34,6 +36,9 @@ run_case() { # name, scx flags...
 run_case mid-tick
 ((busy >= 85)) || fail_catches nolend "mid-tick on: the tick CPUs were busy only $busy % of the time beside 6 hogs (allowed: 85 or more)"
 ((tot_lends >= 1500)) || fail_catches "nolend nolendcount" "mid-tick on: tick CPUs ran other work only $tot_lends times while runners slept (allowed: 1500 or more)"
+# a 45 ms buffer: a runner sleeps about 48 ms, so about 3 ms of each is lent
+run_case buffer --run-tasks-buffer-ms 45
+((busy <= 50)) || fail_catches nolendbuffer "--run-tasks-buffer-ms 45: the tick CPUs were busy $busy % of the time (lent past the buffer?; allowed: 50)"
 run_case no-mid-tick --no-mid-tick
 ((busy <= 10)) || fail "--no-mid-tick: the tick CPUs were busy $busy % of the time (lent to the hogs?; allowed: 10)"
 ((tot_lends == 0)) || fail "--no-mid-tick: tick CPUs were lent $tot_lends times"

@@ -8,8 +8,8 @@
 #   blocking  4 x 12 ms / 50 ms beside 8 hogs, each tick blocked 3 times
 #             mid-tick (1 ms sleeps): one tick, four wake-ups
 #   alone     as never, the group without hints only: each runner alone
-#             on its tick CPU (the kernel refills the slice of a CPU's only
-#             task without ops.stopping: ops.tick must start its next tick)
+#             on its tick CPU (it keeps the CPU with a fresh slice,
+#             keep_prev(), without ops.stopping: ops.tick must start its next tick)
 #   process   a group with tick = "process": one process whose 3 threads
 #             each work 10 ms per 50 ms step, blocked twice mid-tick, beside
 #             8 hogs, its steps 35 ms later from halfway on (a server that
