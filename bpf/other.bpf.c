@@ -104,7 +104,10 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 	}
 }
 
-/* How long a tick CPU may lend itself to other work before its next runner wakes. */
+/*
+ * How long a tick CPU may lend itself to other work before its next runner
+ * wakes. Mirrors dispatch::lend_window().
+ */
 static u64 lend_window(struct cpu_ctx *cctx, u64 now)
 {
 	u64 wake = cctx->next_wake;
@@ -163,7 +166,7 @@ static bool may_leave_cpu(struct task_struct *p)
  * (vm/hostile_load_stalls_nothing). So @prev gets its slice here, and
  * only lent work whose window has closed leaves the CPU (to the fair
  * queue, tick_enqueue()), and only when it may run elsewhere and no
- * higher class waits here.
+ * higher class waits here. Mirrors dispatch::keep_prev().
  */
 static void keep_prev(struct task_struct *prev, s32 cpu, bool tick_cpu, struct cpu_ctx *cctx,
 		      u64 now)

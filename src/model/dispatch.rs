@@ -30,6 +30,9 @@
 //!   waited [`OTHER_SHARE_PERIOD_NS`], a CPU that started no other work for
 //!   as long runs it first, for [`OTHER_SHARE_SLICE_NS`] that no runner
 //!   preempts ([`other_owed`]).
+//! - a tick CPU lends itself to other work while its runners sleep, up to
+//!   `run_tasks_buffer` before the next predicted wake-up ([`lend_window`]);
+//!   lent work whose window closed leaves the CPU ([`keep_prev`]).
 
 /// Remote queues (or CPUs) one dispatch or placement looks at, at most:
 /// the cost of a decision must not grow with the machine (bpf/intf.h).
@@ -880,6 +883,61 @@ const _: () = assert!(
 pub fn other_owed(other_at: u64, now: u64, head_queued_at: Option<u64>) -> bool {
     elapsed(now, other_at) > OTHER_SHARE_PERIOD_NS
         && head_queued_at.is_some_and(|q| elapsed(now, q) > OTHER_SHARE_PERIOD_NS)
+}
+
+/// The shortest lend worth a dispatch (bpf/intf.h).
+pub const MIN_LEND_NS: u64 = crate::bpf::intf::tick_consts_MIN_LEND_NS as u64;
+/// The slice the kernel gives a task it keeps running without asking
+/// (`SCX_SLICE_DFL`).
+pub const KERNEL_SLICE_NS: u64 = 20_000_000;
+
+/// How long a tick CPU may lend itself to other work before its next
+/// runner's predicted wake-up (`next_wake`, None: none predicted or
+/// already past): up to `run_tasks_buffer` before it, nothing within it,
+/// a whole `other_slice` with no wake-up ahead (BPF: `lend_window()`).
+pub fn lend_window(next_wake: Option<u64>, now: u64, buffer: u64, other_slice: u64) -> u64 {
+    match next_wake.filter(|&w| before(now, w)) {
+        None => other_slice,
+        Some(w) => (w - now).saturating_sub(buffer),
+    }
+}
+
+/// What happens to the task whose slice ended on a CPU where nothing else
+/// was dispatched ([`keep_prev`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// It runs on with this fresh slice.
+    Runs(u64),
+    /// It goes back to the fair queue and the CPU idles until its runner
+    /// wakes (`SCX_OPS_ENQ_LAST`).
+    Leaves,
+}
+
+/// The task whose slice ended here, with nothing else to run, keeps the
+/// CPU, except lent work on a tick CPU (`lent`: other work, past any owed
+/// share) whose lend `window` has closed: it leaves, so the run-tasks
+/// buffer holds, when it may run elsewhere (`may_leave`) and no higher
+/// class waits for this CPU (leaving would hand the CPU to it and stop the
+/// kernel's ext deadline server, which gives our tasks there their time).
+/// Lent work that stays is clipped to its window (BPF: `keep_prev()`).
+pub fn keep_prev(
+    lent: bool,
+    window: u64,
+    other_slice: u64,
+    may_leave: bool,
+    higher_class_waits: bool,
+) -> Kept {
+    if !lent {
+        return Kept::Runs(KERNEL_SLICE_NS);
+    }
+    if window >= MIN_LEND_NS {
+        return Kept::Runs(window.min(other_slice));
+    }
+    if may_leave && !higher_class_waits {
+        Kept::Leaves
+    } else {
+        Kept::Runs(KERNEL_SLICE_NS)
+    }
 }
 
 /// A runner's slice, mirrored from bpf/intf.h.

@@ -1487,3 +1487,43 @@ fn check_spill(
         Pick::Local => panic!("{ctx}"),
     }
 }
+
+#[test]
+fn lend_window_ends_the_buffer_before_the_next_wake() {
+    let (buffer, slice) = (45 * MS, 5 * MS);
+    assert_eq!(lend_window(Some(NOW + 48 * MS), NOW, buffer, slice), 3 * MS);
+    assert_eq!(lend_window(Some(NOW + 45 * MS), NOW, buffer, slice), 0);
+    assert_eq!(lend_window(Some(NOW + 10 * MS), NOW, buffer, slice), 0);
+    // no wake-up ahead (none predicted, or it has passed): a whole slice
+    assert_eq!(lend_window(None, NOW, buffer, slice), slice);
+    assert_eq!(lend_window(Some(NOW), NOW, buffer, slice), slice);
+    assert_eq!(lend_window(Some(NOW - MS), NOW, buffer, slice), slice);
+}
+
+#[test]
+fn only_lent_work_past_its_window_leaves_the_cpu() {
+    let slice = 5 * MS;
+    for lent in [false, true] {
+        for window in [0, MIN_LEND_NS - 1, MIN_LEND_NS, 3 * MS, 50 * MS] {
+            for may_leave in [false, true] {
+                for higher in [false, true] {
+                    let ctx = format!(
+                        "lent={lent} window={window} may_leave={may_leave} higher={higher}"
+                    );
+                    match keep_prev(lent, window, slice, may_leave, higher) {
+                        Kept::Leaves => {
+                            assert!(
+                                lent && window < MIN_LEND_NS && may_leave && !higher,
+                                "{ctx}"
+                            )
+                        }
+                        Kept::Runs(s) if lent && window >= MIN_LEND_NS => {
+                            assert_eq!(s, window.min(slice), "{ctx}: clipped to its window")
+                        }
+                        Kept::Runs(s) => assert_eq!(s, KERNEL_SLICE_NS, "{ctx}"),
+                    }
+                }
+            }
+        }
+    }
+}
