@@ -37,6 +37,8 @@ run_case mid-tick
 ((busy >= 85)) || fail_catches nolend "mid-tick on: the tick CPUs were busy only $busy % of the time beside 6 hogs (allowed: 85 or more)"
 ((tot_lends >= 1500)) || fail_catches "nolend nolendcount" "mid-tick on: tick CPUs ran other work only $tot_lends times while runners slept (allowed: 1500 or more)"
 # a 45 ms buffer: a runner sleeps about 48 ms, so about 3 ms of each is lent
+# (2026-11-28: busy 23-33 % in records/tests and probes; 75-79 % with lent
+# work kept past its window, nolendbuffer and the first keep_prev())
 run_case buffer --run-tasks-buffer-ms 45
 ((busy <= 50)) || fail_catches nolendbuffer "--run-tasks-buffer-ms 45: the tick CPUs were busy $busy % of the time (lent past the buffer?; allowed: 50)"
 run_case no-mid-tick --no-mid-tick
