@@ -28,6 +28,13 @@ enum tick_consts {
 	LATE_START_NS = 1000 * 1000,
 	/* never lend a tick CPU for less than this */
 	MIN_LEND_NS = 50 * 1000,
+	/*
+	 * The slice of a task that keeps its CPU when its slice ended and
+	 * nothing else was dispatched (keep_prev()): the kernel's
+	 * SCX_SLICE_DFL, which it refilled without asking before
+	 * SCX_OPS_ENQ_LAST.
+	 */
+	KEEP_SLICE_NS = 20 * 1000 * 1000,
 	/* a runner's slice ends at its deadline, but never sooner than this */
 	MIN_RUNNER_SLICE_NS = 200 * 1000,
 	/*

@@ -117,12 +117,13 @@ void BPF_STRUCT_OPS(tick_enqueue, struct task_struct *p, u64 enq_flags)
 
 	/*
 	 * The last task here, its slice ended, and tick_dispatch() did not
-	 * keep it: lent work past its lend window waits in the fair queue
-	 * (enqueue_other()); anything else (a path keep_prev() did not see)
-	 * runs on here, as the kernel would run it without SCX_OPS_ENQ_LAST.
+	 * keep it (keep_prev()): lent work past its lend window waits in the
+	 * fair queue (enqueue_other(), which keeps a task that may not leave
+	 * here). A runner (a path keep_prev() did not see) runs on, as the
+	 * kernel would run it without SCX_OPS_ENQ_LAST.
 	 */
-	if ((enq_flags & SCX_ENQ_LAST) && (runner || !may_leave_cpu(p))) {
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, enq_flags);
+	if ((enq_flags & SCX_ENQ_LAST) && runner) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, KEEP_SLICE_NS, enq_flags);
 		return;
 	}
 	if (runner)

@@ -53,6 +53,29 @@ static bool in_share(struct cpu_ctx *cctx, u64 now)
 	return !cctx->running_tick && time_before(now, cctx->share_until);
 }
 
+/*
+ * A task of a higher class (SCHED_FIFO/RR, SCHED_DEADLINE) waits on @cpu:
+ * ours run there only in the kernel's ext deadline server's slices.
+ */
+static bool higher_class_waits(s32 cpu)
+{
+	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
+
+	return !rq || rq->nr_running > rq->scx.nr_running;
+}
+
+/*
+ * @p may wait in the fair queue for another CPU (it is not bound to this
+ * one). BPF programs run with migration disabled on the current task, which
+ * @p usually is here: its own count is 1 then, not 0.
+ */
+static bool may_leave_cpu(struct task_struct *p)
+{
+	u32 own = p == bpf_get_current_task_btf() ? 1 : 0;
+
+	return p->nr_cpus_allowed > 1 && can_run_on_other_cpu(p) && p->migration_disabled <= own;
+}
+
 static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	struct bpf_cpumask *mask;
@@ -66,7 +89,7 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 	 * Never stall: per-CPU kthreads, and tasks allowed only on tick CPUs,
 	 * run where they are, whatever mid-tick lending says.
 	 */
-	if (!SCX_TICK_BREAK_STALL && (p->nr_cpus_allowed == 1 || !can_run_on_other_cpu(p))) {
+	if (!SCX_TICK_BREAK_STALL && !may_leave_cpu(p)) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, other_slice_ns, enq_flags);
 		return;
 	}
@@ -131,29 +154,6 @@ static void clip_to_lend_window(struct task_struct *p, struct cpu_ctx *cctx, u64
 }
 
 /*
- * A task of a higher class (SCHED_FIFO/RR, SCHED_DEADLINE) waits on @cpu:
- * ours run there only in the kernel's ext deadline server's slices.
- */
-static bool higher_class_waits(s32 cpu)
-{
-	struct rq *rq = bpf_per_cpu_ptr(&runqueues, cpu);
-
-	return !rq || rq->nr_running > rq->scx.nr_running;
-}
-
-/*
- * @p may wait in the fair queue for another CPU (it is not bound to this
- * one). BPF programs run with migration disabled on the current task, which
- * @p usually is here: its own count is 1 then, not 0.
- */
-static bool may_leave_cpu(struct task_struct *p)
-{
-	u32 own = p == bpf_get_current_task_btf() ? 1 : 0;
-
-	return p->nr_cpus_allowed > 1 && can_run_on_other_cpu(p) && p->migration_disabled <= own;
-}
-
-/*
  * @prev, still runnable, used up its slice and nothing else was dispatched
  * here. Without SCX_OPS_ENQ_LAST the kernel refilled its slice and ran it
  * on without asking, so lent work on a tick CPU ran past its lend window
@@ -178,13 +178,14 @@ static void keep_prev(struct task_struct *prev, s32 cpu, bool tick_cpu, struct c
 	if (tick_cpu && !is_runner(prev) && !time_before(now, cctx->share_until)) {
 		window = mid_tick_tasks ? lend_window(cctx, now) : 0;
 		if (window >= MIN_LEND_NS) {
-			prev->scx.slice = window < other_slice_ns ? window : other_slice_ns;
+			prev->scx.slice = other_slice_ns;
+			clip_to_lend_window(prev, cctx, now);
 			return;
 		}
 		if (!SCX_TICK_BREAK_NOLENDBUFFER && may_leave_cpu(prev) && !higher_class_waits(cpu))
 			return;
 	}
-	prev->scx.slice = SCX_SLICE_DFL;
+	prev->scx.slice = KEEP_SLICE_NS;
 }
 
 void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)

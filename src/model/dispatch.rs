@@ -887,9 +887,9 @@ pub fn other_owed(other_at: u64, now: u64, head_queued_at: Option<u64>) -> bool 
 
 /// The shortest lend worth a dispatch (bpf/intf.h).
 pub const MIN_LEND_NS: u64 = crate::bpf::intf::tick_consts_MIN_LEND_NS as u64;
-/// The slice the kernel gives a task it keeps running without asking
-/// (`SCX_SLICE_DFL`).
-pub const KERNEL_SLICE_NS: u64 = 20_000_000;
+/// The slice of a task that keeps its CPU (bpf/intf.h: the kernel's
+/// `SCX_SLICE_DFL`).
+pub const KEEP_SLICE_NS: u64 = crate::bpf::intf::tick_consts_KEEP_SLICE_NS as u64;
 
 /// How long a tick CPU may lend itself to other work before its next
 /// runner's predicted wake-up (`next_wake`, None: none predicted or
@@ -928,7 +928,7 @@ pub fn keep_prev(
     higher_class_waits: bool,
 ) -> Kept {
     if !lent {
-        return Kept::Runs(KERNEL_SLICE_NS);
+        return Kept::Runs(KEEP_SLICE_NS);
     }
     if window >= MIN_LEND_NS {
         return Kept::Runs(window.min(other_slice));
@@ -936,7 +936,7 @@ pub fn keep_prev(
     if may_leave && !higher_class_waits {
         Kept::Leaves
     } else {
-        Kept::Runs(KERNEL_SLICE_NS)
+        Kept::Runs(KEEP_SLICE_NS)
     }
 }
 

@@ -1520,7 +1520,7 @@ fn only_lent_work_past_its_window_leaves_the_cpu() {
                         Kept::Runs(s) if lent && window >= MIN_LEND_NS => {
                             assert_eq!(s, window.min(slice), "{ctx}: clipped to its window")
                         }
-                        Kept::Runs(s) => assert_eq!(s, KERNEL_SLICE_NS, "{ctx}"),
+                        Kept::Runs(s) => assert_eq!(s, KEEP_SLICE_NS, "{ctx}"),
                     }
                 }
             }
