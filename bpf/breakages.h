@@ -99,6 +99,9 @@
 #ifndef SCX_TICK_BREAK_NOLOCALITY
 #define SCX_TICK_BREAK_NOLOCALITY 0 /* nolocality: steals and spill-overs look at CPUs in list order, not nearest first */
 #endif
+#ifndef SCX_TICK_BREAK_ONEFAIRQ
+#define SCX_TICK_BREAK_ONEFAIRQ 0 /* onefairq: one machine-wide fair queue of other work, not one per LLC */
+#endif
 #ifndef SCX_TICK_BREAK_NOSTEALCOUNT
 #define SCX_TICK_BREAK_NOSTEALCOUNT 0 /* nostealcount: a steal moves the runner but is not counted */
 #endif

@@ -21,7 +21,11 @@ enum tick_consts {
 	MAX_GROUPS = 16,
 	/* deepest cgroup nesting looked at when classifying a task */
 	MAX_CGROUP_DEPTH = 16,
-	/* cpu DSQ ids are the cpu number; these two follow them */
+	/*
+	 * cpu DSQ ids are the cpu number; the global EDF queue follows them,
+	 * then the fair queues of other work, one per LLC: DSQ_OTHER + the
+	 * LLC's place among them (cpu_fair_q)
+	 */
 	DSQ_GLOBAL_TICK = MAX_CPUS,
 	DSQ_OTHER = MAX_CPUS + 1,
 	/* a start is counted as a late start from this lateness on */
@@ -87,7 +91,9 @@ struct cpu_stats {
 	u64 dispatch_local;   /* runner taken from this CPU's EDF queue */
 	u64 dispatch_global;  /* runner taken from the global EDF queue */
 	u64 dispatch_stolen;  /* runner started away from its home CPU because it would have started late there */
-	u64 dispatch_other;   /* other task taken from the fair queue */
+	u64 dispatch_other;   /* other task taken from a fair queue */
+	u64 other_far;        /* ... from another LLC's fair queue */
+	u64 other_probes;     /* other LLCs' fair queues looked at for it (bounded per dispatch) */
 	u64 steals_refused;   /* a steal candidate was predicted to start within the threshold at home */
 	u64 lends;            /* a tick CPU ran other work while its runners slept */
 	u64 decisions;        /* polls, runner placements and steal-timer expiries */

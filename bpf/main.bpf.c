@@ -144,18 +144,14 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	 * Never stall other work: its share first, when runners had the CPU
 	 * too long (a tick CPU only if it may lend itself at all).
 	 */
-	if ((me < 0 || mid_tick_tasks) && other_owed(cctx, now) &&
-	    scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
+	if ((me < 0 || mid_tick_tasks) && other_owed(cpu, cctx, now) && take_other(cpu, now)) {
 		cctx->share_until = now + OTHER_SHARE_SLICE_NS;
-		STAT_INC(dispatch_other);
 		return;
 	}
 	if (me < 0) {
 		if (!SCX_TICK_BREAK_NOSPILL && take_late_runner(cpu, cctx))
 			return;
-		if (scx_bpf_dsq_move_to_local(DSQ_OTHER, 0))
-			STAT_INC(dispatch_other);
-		else
+		if (!take_other(cpu, now))
 			keep_prev(prev, cpu, false, cctx, now);
 		return;
 	}
@@ -175,8 +171,7 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 
 	/* the runners sleep: lend the CPU to other work if the next tick is far enough */
 	if (mid_tick_tasks && !SCX_TICK_BREAK_NOLEND && lend_window(cctx, now) >= MIN_LEND_NS &&
-	    scx_bpf_dsq_move_to_local(DSQ_OTHER, 0)) {
-		STAT_INC(dispatch_other);
+	    take_other(cpu, now)) {
 		if (!SCX_TICK_BREAK_NOLENDCOUNT)
 			STAT_INC(lends);
 		return;
@@ -242,7 +237,7 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		return;
 	}
 
-	advance_fair_clock(tctx);
+	advance_fair_clock(tctx, cpu);
 	cctx->other_at = now;
 	/* its owed share runs whole, unpreempted */
 	if (time_before(now, cctx->share_until)) {
@@ -337,11 +332,17 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tick_init)
 
 	ret = scx_bpf_create_dsq(DSQ_GLOBAL_TICK, -1);
 	if (!ret)
-		ret = scx_bpf_create_dsq(DSQ_OTHER, -1);
-	if (!ret)
 		ret = init_steal_timer(MAX_CPUS);
 	if (ret)
 		return ret;
+
+	bpf_for(i, 0, nr_fair_qs) {
+		ret = scx_bpf_create_dsq(DSQ_OTHER + i, -1);
+		if (ret) {
+			scx_bpf_error("failed to create fair queue %u", i);
+			return ret;
+		}
+	}
 
 	bpf_for(i, 0, nr_tick_cpus) {
 		s32 cpu;

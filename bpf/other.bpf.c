@@ -1,34 +1,90 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Other work (part of main.bpf.c): every task that is not a tick runner.
- * It waits in one fair vtime queue (DSQ_OTHER), runs on the non-tick CPUs
- * first and on a tick CPU within its lend window, and is owed a share of
- * a CPU that runners held too long. ops.stopping charges it (and a
- * runner's tick) the CPU time it had.
+ * It waits in a fair vtime queue, one per LLC (fair_q(): a CPU takes its
+ * cache's work first, and no queue's lock is shared by the whole machine),
+ * runs on the non-tick CPUs first and on a tick CPU within its lend
+ * window, and is owed a share of a CPU that runners held too long.
+ * ops.stopping charges it (and a runner's tick) the CPU time it had.
  */
 
-/*
- * Other work is owed @cctx's CPU: the head of the fair queue has waited
- * OTHER_SHARE_PERIOD_NS, and none started on this CPU for as long (runners
- * had it all). Mirrors dispatch::other_owed().
- */
-static bool other_owed(struct cpu_ctx *cctx, u64 now)
+/* When the head of fair queue @dsq was queued, in *@at; false: empty. */
+static bool head_queued_at(u64 dsq, u64 *at)
 {
-	struct task_struct *head;
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
 	struct task_ctx *hctx;
 
-	if (elapsed(now, cctx->other_at) <= OTHER_SHARE_PERIOD_NS)
-		return false;
-	head = __COMPAT_scx_bpf_dsq_peek(DSQ_OTHER);
 	if (!head)
 		return false;
 	hctx = lookup_task_ctx(head);
-	return hctx && elapsed(now, hctx->queued_at) > OTHER_SHARE_PERIOD_NS;
+	*at = hctx ? hctx->queued_at : 0;
+	return true;
 }
 
 /*
- * @tctx's task starts: the fair queue's clock moves up to the lowest key of
- * it and the queue's head, as scx_simple's moves to the task that starts.
+ * Move other work to @cpu's local queue: the head of its LLC's fair queue,
+ * unless that has waited more than a slice (or there is none) and a fair
+ * queue nearby, its node's first, at most MAX_PROBES of them, has a head
+ * that has waited a slice longer still: an LLC short of CPUs for other
+ * work (its CPUs all tick CPUs, busy) does not keep its tasks waiting
+ * while the rest of the machine runs newer ones. Mirrors
+ * dispatch::take_other_from().
+ */
+static bool take_other(s32 cpu, u64 now)
+{
+	u64 own = fair_q(cpu), best = own, best_at = 0, at;
+	bool found = head_queued_at(own, &best_at);
+	u32 k, rot;
+	s64 q;
+
+	if (!SCX_TICK_BREAK_ONEFAIRQ && (!found || elapsed(now, best_at) > other_slice_ns)) {
+		rot = bpf_get_prandom_u32();
+		bpf_for(k, 0, MAX_PROBES) {
+			q = near_fair_q(cpu, rot, k);
+			if (q < 0)
+				break;
+			STAT_INC(other_probes);
+			if (head_queued_at(q, &at) &&
+			    (!found || time_before(at + other_slice_ns, best_at))) {
+				best = q;
+				best_at = at;
+				found = true;
+			}
+		}
+	}
+	if (!found)
+		return false;
+	if (scx_bpf_dsq_move_to_local(best, 0)) {
+		STAT_INC(dispatch_other);
+		if (best != own)
+			STAT_INC(other_far);
+		return true;
+	}
+	/* its head may not run here: the own queue, if that was not it */
+	if (best != own && scx_bpf_dsq_move_to_local(own, 0)) {
+		STAT_INC(dispatch_other);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Other work is owed @cpu (@cctx its context): the head of its fair queue has waited
+ * OTHER_SHARE_PERIOD_NS, and none started on this CPU for as long (runners
+ * had it all). Mirrors dispatch::other_owed().
+ */
+static bool other_owed(s32 cpu, struct cpu_ctx *cctx, u64 now)
+{
+	u64 at;
+
+	if (elapsed(now, cctx->other_at) <= OTHER_SHARE_PERIOD_NS)
+		return false;
+	return head_queued_at(fair_q(cpu), &at) && at && elapsed(now, at) > OTHER_SHARE_PERIOD_NS;
+}
+
+/*
+ * @tctx's task starts on @cpu: the fair queues' clock moves up to the lowest
+ * key of it and the head of @cpu's queue, as scx_simple's moves to the task that starts.
  * Not past the head: a task that starts out of order (put straight on an
  * idle CPU, far ahead of the clock) would pull the clock past every task
  * still waiting and erase their lag. A rule from reading, not measured:
@@ -36,9 +92,9 @@ static bool other_owed(struct cpu_ctx *cctx, u64 now)
  * without it (85 and 82 ticks for its twin's 254 and 251). Not
  * SCX_TICK_BREAK_CLOCKCHARGE's raise to the charged vtime at each stop.
  */
-static void advance_fair_clock(struct task_ctx *tctx)
+static void advance_fair_clock(struct task_ctx *tctx, s32 cpu)
 {
-	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(DSQ_OTHER);
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(fair_q(cpu));
 	u64 vtime = tctx->vtime;
 
 	if (head && time_before(head->scx.dsq_vtime, vtime))
@@ -80,7 +136,7 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 {
 	struct bpf_cpumask *mask;
 	u64 vtime;
-	s32 cpu;
+	s32 cpu, prev;
 
 	if (tctx)
 		tctx->runner = false;
@@ -109,11 +165,13 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 		tctx->vtime = vtime;
 		tctx->queued_at = clock_now();
 	}
-	scx_bpf_dsq_insert_vtime(p, DSQ_OTHER, other_slice_ns, vtime, enq_flags);
+	/* the queue of the cache it ran in; an idle CPU nearest it is woken for it */
+	prev = scx_bpf_task_cpu(p);
+	scx_bpf_dsq_insert_vtime(p, fair_q(prev), other_slice_ns, vtime, enq_flags);
 
 	mask = other_cpumask;
 	if (mask) {
-		cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
+		cpu = scx_bpf_select_cpu_and(p, prev, 0, cast_mask(mask), 0);
 		if (cpu >= 0) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 			return;
@@ -121,7 +179,7 @@ static void enqueue_other(struct task_struct *p, struct task_ctx *tctx, u64 enq_
 	}
 	mask = tick_cpumask;
 	if (mid_tick_tasks && mask) {
-		cpu = scx_bpf_pick_idle_cpu(cast_mask(mask), 0);
+		cpu = scx_bpf_select_cpu_and(p, prev, 0, cast_mask(mask), 0);
 		if (cpu >= 0)
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	}

@@ -231,7 +231,7 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 		return false;
 	if (cctx->running_tick && !overrun_yields(cctx, lookup_task_ctx(p)))
 		return false;
-	return !in_share(cctx, now) && !other_owed(cctx, now) &&
+	return !in_share(cctx, now) && !other_owed(cpu, cctx, now) &&
 	       scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) <= 0;
 }
 

@@ -502,7 +502,7 @@ void BPF_STRUCT_OPS(tick_tick, struct task_struct *p)
 		 * probe of vm/never_stalls_pinned_tasks still got the CPU
 		 * within 3 ms: not a test-proven rule.)
 		 */
-		if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0 || other_owed(cctx, now))
+		if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) > 0 || other_owed(cpu, cctx, now))
 			p->scx.slice = 0;
 	} else if (proc_roll_over(p, tctx, now, ran)) {
 		/* its CPU time so far went to the tick before */

@@ -17,6 +17,9 @@ const volatile u32 cpu_pos_plus1[MAX_CPUS];     /* cpu -> position in cpu_order 
 const volatile struct span cpu_span[MAX_CPUS];  /* cpu -> its LLC and node in cpu_order */
 const volatile u32 cpu_llc[MAX_CPUS];           /* cpu -> LLC id */
 const volatile u32 cpu_node[MAX_CPUS];          /* cpu -> NUMA node: homes stay in theirs */
+const volatile u32 nr_fair_qs = 1;              /* fair queues of other work: one per LLC */
+const volatile u32 cpu_fair_q[MAX_CPUS];        /* cpu -> its LLC's fair queue, sorted by (node, LLC) */
+const volatile struct span fair_q_span[MAX_CPUS]; /* fair queue -> its node's among them */
 const volatile bool cpu_online[MAX_CPUS];       /* online at load (hotplug re-attaches) */
 const volatile u64 group_home_mask[MAX_GROUPS][MAX_CPUS / 64]; /* where a group's homes may be */
 const volatile u64 group_deadline_ns[MAX_GROUPS];
@@ -31,7 +34,7 @@ const volatile bool trace_decisions;            /* tests only: --trace-decisions
 
 /* Bumped by userspace whenever tick_groups changes: forces reclassification. */
 u32 groups_gen;
-/* Fair-queue clock of the other tasks. */
+/* Fair-queue clock of the other tasks (one for every LLC's queue). */
 static u64 vtime_now;
 /*
  * CPUs searching several queues for a runner to steal right now: past half
@@ -396,6 +399,32 @@ __noinline s32 near_cpu(s32 cpu, u32 rot, u32 k)
 	if (pos < 0 || i >= MAX_CPUS)
 		return -1;
 	return cpu_order[i & (MAX_CPUS - 1)];
+}
+
+/* The fair queue of other work of @cpu's LLC. */
+static u64 fair_q(s32 cpu)
+{
+	if (SCX_TICK_BREAK_ONEFAIRQ)
+		return DSQ_OTHER;
+	return DSQ_OTHER + per_cpu_u32(cpu_fair_q, cpu);
+}
+
+/*
+ * The @k-th fair queue near @cpu's own (never it), from @rot on: its
+ * node's first, then the rest; -1: none (global, as above). Mirrors
+ * locality::nth_near() on locality::fair_queues().
+ */
+__noinline s64 near_fair_q(s32 cpu, u32 rot, u32 k)
+{
+	u32 q = per_cpu_u32(cpu_fair_q, cpu);
+	s32 pos;
+
+	if (q >= MAX_CPUS)
+		return -1;
+	pos = nth_near(nr_fair_qs, &fair_q_span[q & (MAX_CPUS - 1)], q, rot, k);
+	if (pos < 0 || pos >= MAX_CPUS)
+		return -1;
+	return DSQ_OTHER + pos;
 }
 
 /* May @cpu be a home of @group's runners (its `cpus` list)? */

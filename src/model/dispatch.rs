@@ -885,6 +885,35 @@ pub fn other_owed(other_at: u64, now: u64, head_queued_at: Option<u64>) -> bool 
         && head_queued_at.is_some_and(|q| elapsed(now, q) > OTHER_SHARE_PERIOD_NS)
 }
 
+/// Which fair queue a CPU takes other work from: `heads[0]` is its own
+/// LLC's, the rest those nearby in the order it looks at them (when each
+/// head was queued, None: empty). Its own, unless that head has waited
+/// more than `slice` (or there is none) and a queue nearby has a head
+/// queued more than `slice` earlier than the best so far: an LLC short of
+/// CPUs for other work does not keep its tasks waiting while the rest of
+/// the machine runs newer ones. `looked` counts the queues nearby looked
+/// at (BPF: `take_other()`, at most MAX_PROBES of them).
+pub fn take_other_from(
+    heads: &[Option<u64>],
+    now: u64,
+    slice: u64,
+    looked: &mut usize,
+) -> Option<usize> {
+    let mut best = heads.first().copied().flatten().map(|at| (0, at));
+    if best.is_some_and(|(_, at)| elapsed(now, at) <= slice) {
+        return Some(0);
+    }
+    for (q, head) in heads.iter().enumerate().skip(1).take(MAX_PROBES) {
+        *looked += 1;
+        if let Some(at) = *head
+            && best.is_none_or(|(_, b)| before(at.wrapping_add(slice), b))
+        {
+            best = Some((q, at));
+        }
+    }
+    best.map(|(q, _)| q)
+}
+
 /// The shortest lend worth a dispatch (bpf/intf.h).
 pub const MIN_LEND_NS: u64 = crate::bpf::intf::tick_consts_MIN_LEND_NS as u64;
 /// The slice of a task that keeps its CPU (bpf/intf.h: the kernel's

@@ -753,6 +753,49 @@ fn poll_with(policy: Policy, queues: &[Option<Head>], global: Option<Head>) -> P
 }
 
 #[test]
+fn other_work_comes_from_its_own_cache_unless_a_queue_nearby_waited_a_slice_longer() {
+    const MS: u64 = 1_000_000;
+    let (now, slice) = (1_000 * MS, 5 * MS);
+    let mut looked = 0;
+    // its own head is fresh: taken, nothing else looked at
+    let fresh = [Some(now - MS), Some(now - 900 * MS)];
+    assert_eq!(take_other_from(&fresh, now, slice, &mut looked), Some(0));
+    assert_eq!(looked, 0);
+    // its own waited past a slice: a neighbour's head older by more than a slice wins
+    let heads = [
+        Some(now - 10 * MS),
+        Some(now - 14 * MS),
+        Some(now - 40 * MS),
+    ];
+    assert_eq!(take_other_from(&heads, now, slice, &mut looked), Some(2));
+    assert_eq!(looked, 2);
+    // within a slice of each other: the nearer one stays
+    let heads = [Some(now - 10 * MS), Some(now - 12 * MS)];
+    assert_eq!(take_other_from(&heads, now, slice, &mut 0), Some(0));
+    // its own empty: the nearest non-empty, unless a later one waited a slice longer
+    assert_eq!(
+        take_other_from(&[None, None, Some(now - MS)], now, slice, &mut 0),
+        Some(2)
+    );
+    assert_eq!(
+        take_other_from(
+            &[None, Some(now - MS), Some(now - 3 * MS)],
+            now,
+            slice,
+            &mut 0
+        ),
+        Some(1)
+    );
+    assert_eq!(take_other_from(&[None, None], now, slice, &mut 0), None);
+    // never more than MAX_PROBES queues nearby, however many there are
+    let mut many = vec![None; 300];
+    many[299] = Some(0);
+    let mut looked = 0;
+    assert_eq!(take_other_from(&many, now, slice, &mut looked), None);
+    assert_eq!(looked, MAX_PROBES);
+}
+
+#[test]
 fn other_work_is_owed_a_cpu_only_after_it_waited_a_period_without_it() {
     let t = OTHER_SHARE_PERIOD_NS;
     assert!(!other_owed(0, t, Some(0)), "exactly one period: not yet");

@@ -53,6 +53,29 @@ pub fn near_order(machine: &Machine, list: &[usize]) -> (Vec<usize>, Vec<Span>) 
     (sorted, spans)
 }
 
+/// The fair queues of other work, one per LLC, listed as the CPUs are (by
+/// node, then LLC): each CPU's queue (indexed by CPU id; 0 for ids the
+/// machine does not have) and each queue's [`Span`] among the queues. A
+/// queue's LLC run is itself and its node run its node's queues, so
+/// [`nth_near`] gives the queues of its node first, then the rest (BPF:
+/// `near_fair_q()`).
+pub fn fair_queues(machine: &Machine) -> (Vec<usize>, Vec<Span>) {
+    // each LLC stands in the list as its lowest CPU id
+    let mut first: std::collections::BTreeMap<(usize, usize), usize> = Default::default();
+    for c in &machine.cpus {
+        let id = first.entry((c.node, c.llc)).or_insert(c.id);
+        *id = (*id).min(c.id);
+    }
+    let (queues, spans) = near_order(machine, &first.values().copied().collect::<Vec<_>>());
+    let nr_ids = machine.cpus.iter().map(|c| c.id + 1).max().unwrap_or(0);
+    let mut cpu_queue = vec![0; nr_ids];
+    for c in &machine.cpus {
+        let stands_for = first[&(c.node, c.llc)];
+        cpu_queue[c.id] = queues.iter().position(|&q| q == stands_for).unwrap_or(0);
+    }
+    (cpu_queue, queues.iter().map(|&q| spans[q]).collect())
+}
+
 /// The `k`-th CPU (a position in a list of `n`) near the CPU whose span is
 /// `span`, never `me` (its own position, if it is in the list): first its
 /// LLC, then the rest of its node, then the rest of the list. Each of the
@@ -192,5 +215,40 @@ pub(crate) mod tests {
                 assert_eq!(m.cpu(c).unwrap().llc, m.cpu(me).unwrap().llc);
             }
         }
+    }
+
+    #[test]
+    fn each_llc_has_one_fair_queue_and_looks_in_its_node_first() {
+        // 2 nodes x 2 LLCs x 2 cores x SMT 2: 4 queues, siblings share one
+        let m = machine(2, 2, 2, 2);
+        let (cpu_queue, spans) = fair_queues(&m);
+        assert_eq!(spans.len(), 4);
+        for c in &m.cpus {
+            for d in &m.cpus {
+                assert_eq!(
+                    cpu_queue[c.id] == cpu_queue[d.id],
+                    c.llc == d.llc,
+                    "{} {}",
+                    c.id,
+                    d.id
+                );
+            }
+        }
+        for (q, &span) in spans.iter().enumerate() {
+            let near: Vec<usize> = (0..)
+                .map_while(|k| nth_near(4, span, Some(q), 0, k))
+                .collect();
+            assert_eq!(near.len(), 3, "queue {q}: every other queue once: {near:?}");
+            assert!(!near.contains(&q));
+            assert_eq!(
+                near[0] / 2,
+                q / 2,
+                "queue {q}: its node's other queue first: {near:?}"
+            );
+        }
+        // one LLC: one queue, nothing else to look at
+        let (cpu_queue, spans) = fair_queues(&machine(1, 1, 4, 2));
+        assert!(cpu_queue.iter().all(|&q| q == 0) && spans.len() == 1);
+        assert_eq!(nth_near(1, spans[0], Some(0), 0, 0), None);
     }
 }

@@ -279,7 +279,14 @@ impl<'a> Scheduler<'a> {
             rodata.cpu_order[i] = cpu as i32;
             rodata.cpu_pos_plus1[cpu] = i as u32 + 1;
         }
+        // one fair queue of other work per LLC, its node's looked at first
+        let (cpu_fair_q, fair_spans) = locality::fair_queues(&machine);
+        rodata.nr_fair_qs = fair_spans.len().min(MAX_CPUS) as u32;
+        for (q, &span) in fair_spans.iter().take(MAX_CPUS).enumerate() {
+            rodata.fair_q_span[q] = bpf_span(span);
+        }
         for c in machine.cpus.iter().filter(|c| c.id < MAX_CPUS) {
+            rodata.cpu_fair_q[c.id] = cpu_fair_q[c.id] as u32;
             rodata.cpu_llc[c.id] = c.llc as u32;
             rodata.cpu_node[c.id] = c.node as u32;
             rodata.cpu_online[c.id] = true;
