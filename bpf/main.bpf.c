@@ -51,11 +51,12 @@
  *     (ops.tick) to a waiting runner with an earlier key, or to one parked
  *     in its local queue: runners with close deadlines share the CPUs.
  *
- *  9. Other work runs from one fair vtime queue, on the non-tick CPUs
- *     first. A tick CPU whose runners sleep lends itself to it for its
+ *  9. Other work runs from fair vtime queues, one per LLC (a CPU takes
+ *     its own cache's first), on the non-tick CPUs first. A tick CPU
+ *     whose runners sleep lends itself to it for its
  *     lend window, which ends run_tasks_buffer before its next runner's
  *     predicted wake-up (not at all with --no-mid-tick). Other work's owed
- *     share: when the fair queue's head has waited OTHER_SHARE_PERIOD_NS
+ *     share: when its fair queue's head has waited OTHER_SHARE_PERIOD_NS
  *     and a CPU started no other work for as long, that CPU runs it for
  *     OTHER_SHARE_SLICE_NS that no runner preempts. Nothing stalls:
  *     per-CPU kthreads and tasks allowed only on tick CPUs run where they are.
@@ -65,7 +66,7 @@
  *       stats.bpf.c      counters, histograms, miss events
  *       trace.bpf.c      the decision trace (tests only: --trace-decisions)
  *       ticks.bpf.c      the tick model: hints, grid, deadlines, keys, replenish
- *       other.bpf.c      other work: fair queue, owed share, lend window; ops.stopping
+ *       other.bpf.c      other work: fair queues, owed share, lend window; ops.stopping
  *       queues.bpf.c     polling, stealing, steal timers, turns (ops.tick)
  *       placement.bpf.c  where a runner waits: home, spill-over, kicks
  *     and here the other callbacks and the ops table. intf.h is shared with
