@@ -94,6 +94,8 @@ struct cpu_stats {
 	u64 dispatch_other;   /* other task taken from a fair queue */
 	u64 other_far;        /* ... from another LLC's fair queue */
 	u64 other_probes;     /* other LLCs' fair queues looked at for it (bounded per dispatch) */
+	u64 other_started;    /* other work started on a CPU (from any queue) */
+	u64 other_beside_runner; /* ... on a core whose other SMT thread ran a runner */
 	u64 steals_refused;   /* a steal candidate was predicted to start within the threshold at home */
 	u64 lends;            /* a tick CPU ran other work while its runners slept */
 	u64 decisions;        /* polls, runner placements and steal-timer expiries */

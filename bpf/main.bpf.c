@@ -240,6 +240,9 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 
 	advance_fair_clock(tctx, cpu);
 	cctx->other_at = now;
+	STAT_INC(other_started);
+	if (runner_beside(cpu))
+		STAT_INC(other_beside_runner);
 	/* its owed share runs whole, unpreempted */
 	if (time_before(now, cctx->share_until)) {
 		p->scx.slice = cctx->share_until - now;

@@ -21,6 +21,7 @@ const volatile u32 nr_fair_qs = 1;              /* fair queues of other work: on
 const volatile u32 cpu_fair_q[MAX_CPUS];        /* cpu -> its LLC's fair queue, sorted by (node, LLC) */
 const volatile struct span fair_q_span[MAX_CPUS]; /* fair queue -> its node's among them */
 const volatile bool cpu_online[MAX_CPUS];       /* online at load (hotplug re-attaches) */
+const volatile u32 cpu_sibling_plus1[MAX_CPUS]; /* cpu -> another SMT thread of its core + 1, 0: none */
 const volatile u64 group_home_mask[MAX_GROUPS][MAX_CPUS / 64]; /* where a group's homes may be */
 const volatile u64 group_deadline_ns[MAX_GROUPS];
 const volatile u64 group_period_ns[MAX_GROUPS];
@@ -399,6 +400,22 @@ __noinline s32 near_cpu(s32 cpu, u32 rot, u32 k)
 	if (pos < 0 || i >= MAX_CPUS)
 		return -1;
 	return cpu_order[i & (MAX_CPUS - 1)];
+}
+
+/*
+ * Does the other SMT thread of @cpu's core run a tick runner? A global
+ * function, verified on its own: inlined into ops.running, clang dropped
+ * the bound masks of its table reads.
+ */
+__noinline bool runner_beside(s32 cpu)
+{
+	u32 sibling = per_cpu_u32(cpu_sibling_plus1, cpu);
+	struct cpu_ctx *sctx;
+
+	if (!sibling)
+		return false;
+	sctx = lookup_cpu_ctx(sibling - 1);
+	return sctx && sctx->running_tick;
 }
 
 /* The fair queue of other work of @cpu's LLC. */

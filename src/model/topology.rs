@@ -67,6 +67,15 @@ impl Machine {
         })
     }
 
+    /// Another online SMT thread of `id`'s core, if it has one.
+    pub fn sibling(&self, id: usize) -> Option<usize> {
+        let core = self.cpu(id)?.core;
+        self.cpus
+            .iter()
+            .find(|c| c.core == core && c.id != id)
+            .map(|c| c.id)
+    }
+
     pub fn cpu(&self, id: usize) -> Option<&CpuInfo> {
         self.cpus.iter().find(|c| c.id == id)
     }
@@ -413,6 +422,16 @@ pub mod tests {
         assert!(choose_tick_cpus(&flat_vm(4), 4).is_err());
         assert_eq!(max_tick_cpus(&flat_vm(4)), 3);
         assert_eq!(max_tick_cpus(&flat_vm(2)), 1);
+    }
+
+    #[test]
+    fn a_cpu_s_sibling_is_the_other_thread_of_its_core() {
+        // 2 nodes x 2 LLCs x 2 cores x SMT 2: CPU n's sibling is n + 8
+        let m = crate::model::locality::tests::machine(2, 2, 2, 2);
+        assert_eq!(m.sibling(3), Some(11));
+        assert_eq!(m.sibling(11), Some(3));
+        assert_eq!(flat_vm(4).sibling(1), None, "no SMT: none");
+        assert_eq!(m.sibling(99), None);
     }
 
     #[test]

@@ -209,6 +209,8 @@ statistics! {
         dispatch_other: "other tasks dispatched from a fair queue (one per LLC), cumulative",
         other_far: "of dispatch_other, those taken from another LLC's fair queue, cumulative",
         other_probes: "other LLCs' fair queues looked at for them, cumulative (at most 8 per dispatch, none while the own queue's head is fresh)",
+        other_started: "other tasks started on a CPU, from any queue, cumulative",
+        other_beside_runner: "of other_started, those on an SMT thread whose core's other thread ran a runner, cumulative",
         steals_refused: "steal candidates below the threshold, cumulative",
         lends: "times a tick CPU ran other work while its runners slept, cumulative",
         decisions: "scheduling decisions that may look at other CPUs (polls, runner placements, steal-timer expiries), cumulative",

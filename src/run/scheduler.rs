@@ -287,6 +287,9 @@ impl<'a> Scheduler<'a> {
         }
         for c in machine.cpus.iter().filter(|c| c.id < MAX_CPUS) {
             rodata.cpu_fair_q[c.id] = cpu_fair_q[c.id] as u32;
+            if let Some(s) = machine.sibling(c.id).filter(|&s| s < MAX_CPUS) {
+                rodata.cpu_sibling_plus1[c.id] = s as u32 + 1;
+            }
             rodata.cpu_llc[c.id] = c.llc as u32;
             rodata.cpu_node[c.id] = c.node as u32;
             rodata.cpu_online[c.id] = true;

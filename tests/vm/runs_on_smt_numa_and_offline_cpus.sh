@@ -148,9 +148,10 @@ def migrations(name):
     return within, across
 (ew, ea), (sw, sa) = migrations("eevdf"), migrations("scx")
 cache_ok = True
-other, far, looked = (sum(e[k] for e in exits) for k in ("dispatch_other", "other_far", "other_probes"))
+other, far, looked, started, beside = (sum(e[k] for e in exits) for k in ("dispatch_other", "other_far", "other_probes", "other_started", "other_beside_runner"))
 print(f"# the hogs' migrations in 3 rounds: EEVDF {ew} within a cache, {ea} across; scx_tick {sw} within, {sa} across; "
-      f"other work taken from another cache's queue {far} of {other}, queues looked at per dispatch {looked / max(1, other):.2f}")
+      f"other work taken from another cache's queue {far} of {other}, queues looked at per dispatch {looked / max(1, other):.2f}; "
+      f"other work started beside a running runner on its core {beside} of {started}")
 if sw + sa < 100:
     print(f"# only {sw + sa} migrations of the hogs under scx_tick: too few to judge their cache"); ok = False
 elif 2 * sa > sw:
