@@ -276,28 +276,37 @@ static u64 elapsed(u64 now, u64 since)
 	return d > 0 ? d : 0;
 }
 
+/*
+ * @cpu (below MAX_CPUS) as an index the verifier knows is in bounds. The
+ * mask is an instruction clang cannot drop: written in C, clang removed it
+ * wherever a bound check before it made it redundant, and which reads
+ * kept it changed with unrelated code (breakage builds failed to load,
+ * "access may be outside object bounds").
+ */
+static __always_inline u32 cpu_slot(u32 cpu)
+{
+	u64 c = cpu;
+
+	asm volatile("%0 &= %1" : "+r"(c) : "i"(MAX_CPUS - 1));
+	return c;
+}
+
 /* Index of @cpu among the tick CPUs, or -1. */
 static s32 tick_index(s32 cpu)
 {
 	u32 c = cpu;
 
-	/* the mask keeps the verifier sure of the bound after clang's sign games */
 	if (c >= MAX_CPUS)
 		return -1;
-	return (s32)tick_index_plus1[c & (MAX_CPUS - 1)] - 1;
+	return (s32)tick_index_plus1[cpu_slot(c)] - 1;
 }
 
 /* @cpu's entry of a per-CPU rodata table, 0 past MAX_CPUS. */
 static u32 per_cpu_u32(const volatile u32 *table, u32 cpu)
 {
-	u32 c;
-
 	if (cpu >= MAX_CPUS)
 		return 0;
-	/* keep the mask: clang drops it after the bound check, the verifier needs it */
-	c = cpu & (MAX_CPUS - 1);
-	barrier_var(c);
-	return table[c];
+	return table[cpu_slot(cpu)];
 }
 
 static u32 llc_of(u32 cpu)
