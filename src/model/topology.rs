@@ -426,10 +426,11 @@ pub mod tests {
 
     #[test]
     fn a_cpu_s_sibling_is_the_other_thread_of_its_core() {
-        // 2 nodes x 2 LLCs x 2 cores x SMT 2: CPU n's sibling is n + 8
-        let m = crate::model::locality::tests::machine(2, 2, 2, 2);
-        assert_eq!(m.sibling(3), Some(11));
-        assert_eq!(m.sibling(11), Some(3));
+        // the i9's P-cores have two threads (CPUs 2n, 2n + 1), its E-cores one
+        let m = i9_14900hx();
+        assert_eq!(m.sibling(2), Some(3));
+        assert_eq!(m.sibling(3), Some(2));
+        assert_eq!(m.sibling(20), None, "an E-core: no sibling");
         assert_eq!(flat_vm(4).sibling(1), None, "no SMT: none");
         assert_eq!(m.sibling(99), None);
     }
