@@ -8,8 +8,12 @@
  * ops.stopping charges it (and a runner's tick) the CPU time it had.
  */
 
-/* When the head of fair queue @dsq was queued, in *@at; false: empty. */
-static bool head_queued_at(u64 dsq, u64 *at)
+/*
+ * When the head of fair queue @dsq was queued, in *@at; false: empty. A
+ * head without a task context (none should be) reads as queued @now:
+ * neither owed a share nor the oldest.
+ */
+static bool head_queued_at(u64 dsq, u64 now, u64 *at)
 {
 	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
 	struct task_ctx *hctx;
@@ -17,7 +21,7 @@ static bool head_queued_at(u64 dsq, u64 *at)
 	if (!head)
 		return false;
 	hctx = lookup_task_ctx(head);
-	*at = hctx ? hctx->queued_at : 0;
+	*at = hctx ? hctx->queued_at : now;
 	return true;
 }
 
@@ -33,7 +37,7 @@ static bool head_queued_at(u64 dsq, u64 *at)
 static bool take_other(s32 cpu, u64 now)
 {
 	u64 own = fair_q(cpu), best = own, best_at = 0, at;
-	bool found = head_queued_at(own, &best_at);
+	bool found = head_queued_at(own, now, &best_at);
 	u32 k, rot;
 	s64 q;
 
@@ -44,7 +48,7 @@ static bool take_other(s32 cpu, u64 now)
 			if (q < 0)
 				break;
 			STAT_INC(other_probes);
-			if (head_queued_at(q, &at) &&
+			if (head_queued_at(q, now, &at) &&
 			    (!found || time_before(at + other_slice_ns, best_at))) {
 				best = q;
 				best_at = at;
@@ -79,7 +83,7 @@ static bool other_owed(s32 cpu, struct cpu_ctx *cctx, u64 now)
 
 	if (elapsed(now, cctx->other_at) <= OTHER_SHARE_PERIOD_NS)
 		return false;
-	return head_queued_at(fair_q(cpu), &at) && at && elapsed(now, at) > OTHER_SHARE_PERIOD_NS;
+	return head_queued_at(fair_q(cpu), now, &at) && elapsed(now, at) > OTHER_SHARE_PERIOD_NS;
 }
 
 /*

@@ -380,17 +380,17 @@ __noinline s32 near_tick_cpu(s32 cpu, u32 rot, u32 k)
 
 	if (c >= MAX_CPUS)
 		return -1;
-	pos = nth_near(nr_tick_cpus, &tick_span[c & (MAX_CPUS - 1)], tick_index(cpu), rot, k);
+	pos = nth_near(nr_tick_cpus, &tick_span[cpu_slot(c)], tick_index(cpu), rot, k);
 	i = pos;
 	if (pos < 0 || i >= MAX_CPUS)
 		return -1;
-	return tick_cpus[i & (MAX_CPUS - 1)];
+	return tick_cpus[cpu_slot(i)];
 }
 
 /* Online CPUs in @cpu's NUMA node (cpu_order's span), @cpu included. */
 static u32 node_size(s32 cpu)
 {
-	u32 c = cpu & (MAX_CPUS - 1);
+	u32 c = cpu_slot(cpu);
 
 	return cpu_span[c].node_hi - cpu_span[c].node_lo;
 }
@@ -403,12 +403,12 @@ __noinline s32 near_cpu(s32 cpu, u32 rot, u32 k)
 
 	if (c >= MAX_CPUS)
 		return -1;
-	c &= MAX_CPUS - 1;
+	c = cpu_slot(c);
 	pos = nth_near(nr_cpu_order, &cpu_span[c], (s32)cpu_pos_plus1[c] - 1, rot, k);
 	i = pos;
 	if (pos < 0 || i >= MAX_CPUS)
 		return -1;
-	return cpu_order[i & (MAX_CPUS - 1)];
+	return cpu_order[cpu_slot(i)];
 }
 
 /*
@@ -447,7 +447,7 @@ __noinline s64 near_fair_q(s32 cpu, u32 rot, u32 k)
 
 	if (q >= MAX_CPUS)
 		return -1;
-	pos = nth_near(nr_fair_qs, &fair_q_span[q & (MAX_CPUS - 1)], q, rot, k);
+	pos = nth_near(nr_fair_qs, &fair_q_span[cpu_slot(q)], q, rot, k);
 	if (pos < 0 || pos >= MAX_CPUS)
 		return -1;
 	return DSQ_OTHER + pos;
@@ -460,7 +460,7 @@ static bool group_may_home(s32 group, s32 cpu)
 
 	if (g >= MAX_GROUPS || c >= MAX_CPUS)
 		return false;
-	return group_home_mask[g & (MAX_GROUPS - 1)][(c & (MAX_CPUS - 1)) / 64] & (1ULL << (c % 64));
+	return group_home_mask[g & (MAX_GROUPS - 1)][cpu_slot(c) / 64] & (1ULL << (c % 64));
 }
 
 /*

@@ -7,18 +7,21 @@
 # (never two SMT siblings); 4 runners beside 8 hogs run without ejection,
 # never on an offline CPU, and in 3 rounds (EEVDF, then scx_tick, in the
 # same guest) they miss no more than under EEVDF plus 5 % of the ticks,
-# and in 2 of the 3 no tick starts more than a period past its deadline.
-# Rounds, not one run: 8 vCPUs emulated on 2 host cores lose whole host
-# time slices, and one run of either scheduler now and then misses 5-15 %
-# (scx_tick 72 of 472 once, against 0-10 in most runs; EEVDF 12-63): no
-# benchmark, the bounds are loose. Locality: runners that start away from
-# home go to another node while their home's has an idle CPU in under
-# 10 % of the moves (scx_tick's moves_* counters), and every traced poll
-# looked at the queues the model's nearest-first order names. Other work
-# keeps to its cache: the hogs cross between the two L3 caches in fewer
-# than half as many migrations as they make within one (a fair queue per
-# LLC; with one machine-wide queue as many cross as stay: 1243-1320
-# against 1202-1228 in a probe, 361-369 against 1893-1974 with it).
+# and in no round does a tick start more than a period past its deadline
+# (issue 30's target; tickload's latest start was 28-85 ms after the tick
+# was due in the 43 rounds the suite recorded to 2026-11-28, the limit
+# 100, EEVDF's up to 107). Rounds, not one run: 8 vCPUs emulated on 2
+# host cores lose whole host time slices, and one run of either scheduler
+# now and then misses 5-15 % (scx_tick 72 of 472 once, against 0-10 in
+# most runs; EEVDF 12-63): no benchmark, the miss bound is loose.
+# Locality: runners that start away from home go to another node while
+# their home's has an idle CPU in under 10 % of the moves (scx_tick's
+# moves_* counters), and every traced poll looked at the queues the
+# model's nearest-first order names. Other work keeps to its cache: the
+# hogs cross between the two L3 caches in fewer than half as many
+# migrations as they make within one (a fair queue per LLC; with one
+# machine-wide queue as many cross as stay: 1243-1320 against 1202-1228
+# in a probe, 361-369 against 1893-1974 with it).
 # Figures: where the runners ran, by node and cache; probes per decision;
 # the hogs' migrations under EEVDF and scx_tick.
 # Catches: nolocality onefairq
@@ -137,13 +140,13 @@ if decisions == 0 or probes > 4 * decisions:
 # goes to whichever CPU frees first, and about as many migrations cross
 # caches as stay in one.
 import re
+l3 = {str(c): read(c, "cache/index3/shared_cpu_list") for c in online}
 def migrations(name):
     within = across = 0
     for r in (1, 2, 3):
         text = open(f"{work}/{name}-{r}.json.hist").read()
         for a, b, n in re.findall(r"orig_cpu:\s*(\d+),?\s+dest_cpu:\s*(\d+)\s*\}\s*hitcount:\s*(\d+)", text):
-            l3 = lambda c: read(int(c), "cache/index3/shared_cpu_list")
-            if l3(a) == l3(b): within += int(n)
+            if l3[a] == l3[b]: within += int(n)
             else: across += int(n)
     return within, across
 (ew, ea), (sw, sa) = migrations("eevdf"), migrations("scx")
@@ -160,7 +163,7 @@ if looked > 8 * other:
     print(f"# {looked} fair queues looked at for {other} dispatches: more than 8 each"); ok = False
 limit = rounds[0][1]["config"]["deadline_ms"] + rounds[0][1]["config"]["period_ms"]
 over = [r for r, (_, scx) in enumerate(rounds, 1) if scx["lateness_quantiles_ms"][-1] > limit]
-if len(over) > 1:
+if over:
     print(f"# in rounds {over} a tick started more than a period past its deadline ({limit:.0f} ms after it was due)"); ok = False
 sys.exit(3 if not cache_ok else 0 if ok else 1)
 PY
