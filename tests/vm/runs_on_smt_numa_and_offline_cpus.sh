@@ -86,6 +86,7 @@ online = {0, 1, 2, 3, 4, 7}
 sys_cpu = "/sys/devices/system/cpu"
 def read(c, f): return open(f"{sys_cpu}/cpu{c}/{f}").read().strip()
 def node(c): return next(d for d in os.listdir(f"{sys_cpu}/cpu{c}") if d.startswith("node"))
+l3 = {c: read(c, "cache/index3/shared_cpu_list") for c in online}
 ok = bool(tick)
 if not set(tick) <= online:
     print(f"# tick CPUs {tick} include offline ones"); ok = False
@@ -102,7 +103,7 @@ if not set(ran) <= online:
     print(f"# runners ran on offline CPUs: {sorted(set(ran) - online)}"); ok = False
 by = {}
 for c, n in ran.items():
-    k = f"{node(c)}/l3:{read(c, 'cache/index3/shared_cpu_list')}"
+    k = f"{node(c)}/l3:{l3[c]}"
     by[k] = by.get(k, 0) + n
 print(f"# ticks started per node/cache under scx_tick: {by}; per CPU {dict(sorted(ran.items()))}")
 for r, (eevdf, scx) in enumerate(rounds, 1):
@@ -141,13 +142,12 @@ if decisions == 0 or probes > 4 * decisions:
 # goes to whichever CPU frees first, and about as many migrations cross
 # caches as stay in one.
 import re
-l3 = {str(c): read(c, "cache/index3/shared_cpu_list") for c in online}
 def migrations(name):
     within = across = 0
     for r in (1, 2, 3):
         text = open(f"{work}/{name}-{r}.json.hist").read()
         for a, b, n in re.findall(r"orig_cpu:\s*(\d+),?\s+dest_cpu:\s*(\d+)\s*\}\s*hitcount:\s*(\d+)", text):
-            if l3[a] == l3[b]: within += int(n)
+            if l3[int(a)] == l3[int(b)]: within += int(n)
             else: across += int(n)
     return within, across
 (ew, ea), (sw, sa) = migrations("eevdf"), migrations("scx")
