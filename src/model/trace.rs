@@ -224,10 +224,8 @@ fn replay_proc_wake(d: &decision, model: Model) -> Result<(), String> {
 
 /// Replay one check of `ops.tick`: does the running runner yield?
 fn replay_yield(d: &decision, model: Model) -> Result<(), String> {
-    let parked = d.parked != 0 && model != Model::NoParkedTurn;
     let key = |h: &trace_head| head(h).map(|h| h.deadline);
-    let turn = dispatch::turn_head(d.me >= 0 || model == Model::HomeTurns, key(&d.local));
-    let want = dispatch::yields(d.key, d.ran, turn, key(&d.global), parked);
+    let want = yield_want(d, model);
     if want != (d.yielded != 0) {
         return Err(format!(
             "a runner with key {} after {} ns on CPU #{} at {}: BPF {}, the model {} \
@@ -248,6 +246,19 @@ fn replay_yield(d: &decision, model: Model) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Does `model` have the running runner yield at check `d`?
+fn yield_want(d: &decision, model: Model) -> bool {
+    let parked = d.parked != 0 && model != Model::NoParkedTurn;
+    let key = |h: &trace_head| head(h).map(|h| h.deadline);
+    let turn = dispatch::turn_head(d.me >= 0 || model == Model::HomeTurns, key(&d.local));
+    dispatch::yields(d.key, d.ran, turn, key(&d.global), parked)
+}
+
+/// Did a parked runner's turn alone make the model yield at this check?
+fn parked_turn(d: &decision) -> bool {
+    d.parked != 0 && yield_want(d, Model::AsIs) != yield_want(d, Model::NoParkedTurn)
 }
 
 fn head(h: &trace_head) -> Option<Head> {
@@ -369,10 +380,13 @@ pub struct Replay {
     /// Per pick: local, global, steal, nothing.
     pub picks: [u64; 4],
     /// Checks of `ops.tick`: how many, how many yielded, how many with a
-    /// runner parked on the CPU.
+    /// runner parked on the CPU, and in how many of those the parked
+    /// runner's turn decided (the runner yields only because of it: the
+    /// checks a model without that turn gets wrong).
     pub yield_checks: u64,
     pub yielded: u64,
     pub parked: u64,
+    pub parked_turns: u64,
     /// Wake-ups of runners, and how many continued their tick; of them,
     /// wake-ups of a process tick's threads, and how many were helpers'.
     pub wakes: u64,
@@ -397,6 +411,7 @@ pub fn replay(trace: &[decision], model: Model) -> Replay {
             r.yield_checks += 1;
             r.yielded += u64::from(d.yielded != 0);
             r.parked += u64::from(d.parked != 0);
+            r.parked_turns += u64::from(parked_turn(d));
         } else if is_wake(d) {
             r.wakes += 1;
             r.continued += u64::from(d.grid_after == 0);
@@ -568,9 +583,17 @@ mod tests {
             check(150 * MS, Some(160 * MS), false, false),
             check(150 * MS, None, true, true),
             check(150 * MS, None, false, false),
+            // parked, but the running runner's quantum is not used up: no turn yet
+            decision {
+                ran: dispatch::RUNNER_QUANTUM_NS - 1,
+                ..check(150 * MS, None, true, false)
+            },
         ];
         let r = replay(&cases, Model::AsIs);
-        assert_eq!((r.yield_checks, r.yielded, r.parked), (4, 2, 1));
+        assert_eq!(
+            (r.yield_checks, r.yielded, r.parked, r.parked_turns),
+            (5, 2, 2, 1)
+        );
         assert_eq!(r.disagreements, 0, "{:?}", r.examples);
         let r = replay(&cases, Model::NoParkedTurn);
         assert_eq!(r.disagreements, 1, "{:?}", r.examples);

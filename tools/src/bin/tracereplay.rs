@@ -97,13 +97,14 @@ fn main() -> Result<()> {
     let [local, global, steal, nothing] = r.picks;
     println!(
         "replayed {} decisions (local {local}, global {global}, steal {steal}, nothing {nothing}; \
-         raced {}; yield checks {}, yielded {}, parked {}; wakes {}, continued {}, \
+         raced {}; yield checks {}, yielded {}, parked {} (a turn in {}); wakes {}, continued {}, \
          of a process tick {}, helpers {}; roll-over checks {}, rolled over {}) through the model ({model:?}): {} disagreements",
         r.decisions,
         r.raced,
         r.yield_checks,
         r.yielded,
         r.parked,
+        r.parked_turns,
         r.wakes,
         r.continued,
         r.proc_wakes,
