@@ -129,6 +129,9 @@
 #ifndef SCX_TICK_BREAK_NOLENDBUFFER
 #define SCX_TICK_BREAK_NOLENDBUFFER 0 /* nolendbuffer: lent work may run until the next runner wakes (no run-tasks buffer) */
 #endif
+#ifndef SCX_TICK_BREAK_SHAREDHOME
+#define SCX_TICK_BREAK_SHAREDHOME 0 /* sharedhome: a runner away from a shared home goes back to it at every wake-up */
+#endif
 
 /* Rust: scx_tick's userspace side */
 #ifndef SCX_TICK_BREAK_NORESTORE

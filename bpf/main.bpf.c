@@ -27,7 +27,8 @@
  *  4. Tick CPUs are the CPUs userspace chose for runners; each has an EDF
  *     queue, the DSQ numbered as the CPU. A runner's home CPU is the tick
  *     CPU whose queue it waits in: userspace gives the first (home_cpus),
- *     steals move it. Without a home, and with --no-work-stealing, a
+ *     steals that even the homes out move it; a runner away from a home it
+ *     shares stays where it slept. Without a home, and with --no-work-stealing, a
  *     runner waits in the global EDF queue (DSQ_GLOBAL_TICK).
  *
  *  5. A tick CPU polls as the Affinity scheduler of CanvasMC does (a
@@ -219,14 +220,16 @@ void BPF_STRUCT_OPS(tick_running, struct task_struct *p)
 		if (tctx->in_tick && !time_before(now, tctx->deadline))
 			replenish(p, tctx, now, false);
 		/*
-		 * homes move: a tick CPU that took it is its home now (a steal
-		 * in the Affinity scheduler of CanvasMC moves the region to the
-		 * stealer's queue), within its node: its memory stays there
+		 * homes move: a tick CPU that took it is its home now where that
+		 * evens the homes out (a steal in the Affinity scheduler of
+		 * CanvasMC moves the region to the stealer's queue), within its
+		 * node: its memory stays there
 		 */
 		from = tctx->home_seen ? tctx->home : -1;
 		if (work_stealing && tctx->home_seen && tick_index(cpu) >= 0 &&
-		    group_may_home(tctx->group, cpu) && node_of(cpu) == node_of(tctx->home))
-			tctx->home = cpu;
+		    group_may_home(tctx->group, cpu) && node_of(cpu) == node_of(tctx->home) &&
+		    homes_here(cpu, tctx->home))
+			set_home(tctx, cpu);
 		if (!tctx->started) {
 			/* where its tick starts, against its home (counted once a tick) */
 			if (from >= 0 && cpu != from)
@@ -288,6 +291,14 @@ void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)
 	next = tctx->last_wake + tctx->wake_interval;
 	if (time_before(cctx->next_wake, now) || time_before(next, cctx->next_wake))
 		cctx->next_wake = next;
+}
+
+void BPF_STRUCT_OPS(tick_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		unhome(tctx);
 }
 
 s32 BPF_STRUCT_OPS(tick_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -395,6 +406,7 @@ SCX_OPS_DEFINE(tick_ops,
 	       .quiescent = (void *)tick_quiescent,
 	       .cpu_release = (void *)tick_cpu_release,
 	       .init_task = (void *)tick_init_task,
+	       .exit_task = (void *)tick_exit_task,
 	       .init = (void *)tick_init,
 	       .exit = (void *)tick_exit,
 	       /*

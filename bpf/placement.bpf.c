@@ -8,7 +8,8 @@
 
 /*
  * Home CPU of a runner if it has a usable one, else -1. Userspace gives the
- * first home; after that the home moves with the runner (see tick_running).
+ * first home; after that the home moves with the runner where that evens
+ * the homes out (tick_running(), homes_here()); counted per CPU (set_home()).
  */
 static s32 runner_home(struct task_struct *p, struct task_ctx *tctx)
 {
@@ -18,7 +19,9 @@ static s32 runner_home(struct task_struct *p, struct task_ctx *tctx)
 
 	if (set && *set + 1 != tctx->home_seen) {
 		tctx->home_seen = *set + 1;
-		tctx->home = *set;
+		set_home(tctx, *set);
+	} else if (tctx->home_seen && !tctx->homed_on) {
+		set_home(tctx, tctx->home);
 	}
 	home = tctx->home;
 	if (!tctx->home_seen || tick_index(home) < 0 || !bpf_cpumask_test_cpu(home, p->cpus_ptr))
@@ -460,6 +463,24 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	/* the tick this wake-up starts or continues (ops.runnable takes its hint, if any) */
 	key = wake_key(tctx, now);
 	wait = wait_at(home, key, now);
+	/*
+	 * A runner away from a shared home wakes where it slept if that CPU
+	 * may run it now: its timer fired there, so no other CPU is woken for
+	 * it (in a guest, a cross-CPU wake-up waits for that vCPU's next host
+	 * slice), and it does not trade places with its home's other runner
+	 * tick after tick. Mirrors dispatch::where_it_slept().
+	 */
+	if (!SCX_TICK_BREAK_SHAREDHOME && prev_cpu >= 0 && prev_cpu != home && homed(home) > 1 &&
+	    node_of(prev_cpu) == node_of(home) && bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr)) {
+		cpu = prev_cpu;
+		if (scx_bpf_test_and_clear_cpu_idle(cpu))
+			goto place;
+		/* overrun work (ranked a period behind) preempts nothing */
+		if (!(tctx->overrun && key == runner_key(tctx, 0)) && free_for_runner(p, cpu, now)) {
+			flags = SCX_ENQ_PREEMPT;
+			goto place;
+		}
+	}
 	if (!wait && !home_runs_runner(home))
 		return home;
 	/* predicted to start late at home (the tick starts now): other work is preempted for it */
@@ -477,6 +498,7 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 		flags = SCX_ENQ_PREEMPT;
 		tctx->spill_stolen = true;
 	}
+place:
 	tctx->runner = true;
 	reserve(cpu, tctx, key, now);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, group_deadline(tctx->group), flags | spill_immed());

@@ -137,6 +137,7 @@ struct task_ctx {
 	s32 group;          /* tick group index, -1: other task */
 	s32 home;           /* home CPU, owned here (moves with steals), -1: none */
 	s32 home_seen;      /* last home_cpus value adopted, + 1 (0: none yet) */
+	s32 homed_on;       /* CPU + 1 whose homed count includes it (set_home()), 0: none */
 	bool runner;        /* queued as a tick runner */
 	bool in_tick;       /* a tick is in progress */
 	bool started;       /* this tick has been on a CPU */
@@ -211,6 +212,7 @@ struct cpu_ctx {
 	u64 share_until;      /* other work running its share here: no runner preempts it */
 	u64 next_wake;        /* predicted next wake of a runner homed here */
 	u32 parked;           /* runners a spill-over put in this CPU's local queue that have not run yet */
+	u32 homed;            /* runners whose home this is (set_home()) */
 	s32 steal_hint;       /* tick index + 1 of a queue a steal timer woke this CPU for, 0: none */
 };
 
@@ -249,6 +251,51 @@ static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
 	if (cpu < 0)
 		return bpf_map_lookup_elem(&cpu_ctxs, &zero);
 	return bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+}
+
+/* Runners whose home is @cpu: more than one, and they share it. */
+static u32 homed(s32 cpu)
+{
+	struct cpu_ctx *c = cpu >= 0 ? lookup_cpu_ctx(cpu) : NULL;
+
+	return c ? c->homed : 0;
+}
+
+/* A runner's home no longer counts (it left its group, or exits). */
+static void unhome(struct task_ctx *tctx)
+{
+	struct cpu_ctx *c;
+
+	if (tctx->homed_on && (c = lookup_cpu_ctx(tctx->homed_on - 1)) && c->homed)
+		__sync_fetch_and_sub(&c->homed, 1);
+	tctx->homed_on = 0;
+}
+
+/*
+ * A tick CPU that took a runner becomes its home only where that evens the
+ * homes out (@cpu homes at least two fewer runners than @home): a steal
+ * from a shared home moves the stolen runner's home, one from a runner
+ * alone at its home does not (it would only make the stealer's home
+ * shared). Mirrors dispatch::home_moves().
+ */
+static bool homes_here(s32 cpu, s32 home)
+{
+	return cpu != home && homed(cpu) + 1 < homed(home);
+}
+
+/* @tctx's home is @cpu (-1: none), counted there. */
+static void set_home(struct task_ctx *tctx, s32 cpu)
+{
+	struct cpu_ctx *c;
+
+	tctx->home = cpu;
+	if (tctx->homed_on == cpu + 1)
+		return;
+	unhome(tctx);
+	if (cpu >= 0 && (c = lookup_cpu_ctx(cpu))) {
+		__sync_fetch_and_add(&c->homed, 1);
+		tctx->homed_on = cpu + 1;
+	}
 }
 
 /*
@@ -480,6 +527,8 @@ static s32 classify(struct task_struct *p, struct task_ctx *tctx)
 	tctx->cgid = cgid;
 	tctx->groups_gen = gen;
 	tctx->group = -1;
+	/* counted at its home again as a runner of its (new) group: runner_home() */
+	unhome(tctx);
 	for (i = 0; i < MAX_CGROUP_DEPTH && cgrp; i++) {
 		struct cgroup_subsys_state *parent;
 		struct tick_group *g;

@@ -388,6 +388,46 @@ pub fn place(
     }
 }
 
+/// Before [`place`]: a runner away from a shared home (`homed_at_home`
+/// runners have it as their home, more than one) wakes on the CPU it slept
+/// on (`slept`, not its home) if that CPU may run it now: idle
+/// (`slept_idle`), or running what it may preempt (`slept_runs`, see
+/// [`spills_onto`]). Its timer fired there, so no other CPU is woken for it
+/// (in a 4-vCPU guest a cross-CPU wake-up waited 2-3 ms at the median for
+/// the target vCPU), and it does not trade places with the other runner at
+/// its home tick after tick (4 runners on 3 tick CPUs: 190 of 640 ticks
+/// woke or ran away from where they were queued, about 6 ms late each; 55
+/// with this rule). `None`: [`place`] decides. BPF: `select_runner_cpu()`.
+pub fn where_it_slept(
+    home: usize,
+    homed_at_home: u32,
+    slept: usize,
+    slept_idle: bool,
+    slept_runs: Option<Runs>,
+    overrun: bool,
+) -> Option<Place> {
+    if slept == home || homed_at_home <= 1 {
+        return None;
+    }
+    if slept_idle {
+        return Some(Place::Idle(slept));
+    }
+    // overrun work preempts nothing (as in [`place`])
+    slept_runs
+        .filter(|&r| !overrun && spills_onto(r, overrun))
+        .map(|_| Place::Preempt(slept))
+}
+
+/// Does a tick CPU that took a runner (`homed_there` runners homed on it)
+/// become its home (`homed_at_home` homed there)? Only where that evens
+/// the homes out: a steal from a shared home moves the stolen runner's
+/// home, a steal of a runner alone at its home does not (it would make
+/// the stealer's home shared, and the two would trade places tick after
+/// tick). BPF: `homes_here()`.
+pub fn home_moves(homed_there: u32, homed_at_home: u32) -> bool {
+    homed_there + 1 < homed_at_home
+}
+
 /// Spill-over, locality first ([`place`] with the CPUs running other work
 /// looked for in two steps): an idle CPU, nearest first (the kernel's idle
 /// selection looks at the home's LLC, then its node, then the rest; an
@@ -420,16 +460,18 @@ pub fn place_near_first(
 /// Homes move: a tick CPU (allowed by its group) that took the runner is
 /// its home from then on, as the Affinity scheduler moves a stolen region
 /// to the stealer's queue, within the home's NUMA node (its memory stays
-/// there; a steal across nodes helps one tick out). A non-tick CPU only
-/// helps out.
+/// there; a steal across nodes helps one tick out), where that evens the
+/// homes out ([`home_moves`]; `homed`: runners homed on `ran_on` and on
+/// `home`). A non-tick CPU only helps out. BPF: `tick_running()`.
 pub fn moved_home(
     home: usize,
     ran_on: usize,
     is_tick_cpu: bool,
     group_allows: bool,
     same_node: bool,
+    homed: (u32, u32),
 ) -> usize {
-    if ran_on != home && is_tick_cpu && group_allows && same_node {
+    if ran_on != home && is_tick_cpu && group_allows && same_node && home_moves(homed.0, homed.1) {
         ran_on
     } else {
         home

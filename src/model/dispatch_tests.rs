@@ -1230,15 +1230,30 @@ fn a_spill_over_takes_an_idle_cpu_then_other_work_in_the_home_node_first() {
 
 #[test]
 fn homes_move_only_to_tick_cpus_of_the_group_in_their_node() {
-    assert_eq!(moved_home(1, 2, true, true, true), 2);
-    assert_eq!(moved_home(1, 3, false, true, true), 1, "non-tick CPU");
+    // the stealer homes none, the home two: the move evens them out
+    let evens = (0, 2);
+    assert_eq!(moved_home(1, 2, true, true, true, evens), 2);
     assert_eq!(
-        moved_home(1, 2, true, false, true),
+        moved_home(1, 3, false, true, true, evens),
+        1,
+        "non-tick CPU"
+    );
+    assert_eq!(
+        moved_home(1, 2, true, false, true, evens),
         1,
         "outside the group's cpus"
     );
-    assert_eq!(moved_home(1, 2, true, true, false), 1, "on another node");
-    assert_eq!(moved_home(1, 1, true, true, true), 1);
+    assert_eq!(
+        moved_home(1, 2, true, true, false, evens),
+        1,
+        "on another node"
+    );
+    assert_eq!(moved_home(1, 1, true, true, true, evens), 1);
+    assert_eq!(
+        moved_home(1, 2, true, true, true, (0, 1)),
+        1,
+        "alone at home"
+    );
 }
 
 #[test]
@@ -1569,4 +1584,45 @@ fn only_lent_work_past_its_window_leaves_the_cpu() {
             }
         }
     }
+}
+
+#[test]
+fn a_runner_away_from_a_shared_home_wakes_where_it_slept_if_it_may_run_there() {
+    // home 3 shared by two runners, slept on CPU 0
+    assert_eq!(
+        where_it_slept(3, 2, 0, true, None, false),
+        Some(Place::Idle(0))
+    );
+    assert_eq!(
+        where_it_slept(3, 2, 0, false, Some(Runs::Other), false),
+        Some(Place::Preempt(0))
+    );
+    // a runner runs there: placement decides as before
+    assert_eq!(
+        where_it_slept(3, 2, 0, false, Some(Runs::Runner { overrun: false }), false),
+        None
+    );
+    // alone at its home, or it slept at home: home first, as before
+    assert_eq!(where_it_slept(3, 1, 0, true, None, false), None);
+    assert_eq!(where_it_slept(3, 2, 3, true, None, false), None);
+    // overrun work preempts nothing, but takes an idle CPU
+    assert_eq!(
+        where_it_slept(3, 2, 0, false, Some(Runs::Other), true),
+        None
+    );
+    assert_eq!(
+        where_it_slept(3, 2, 0, true, None, true),
+        Some(Place::Idle(0))
+    );
+}
+
+#[test]
+fn a_home_moves_to_a_stealer_only_where_that_evens_the_homes_out() {
+    assert!(home_moves(0, 2));
+    assert!(home_moves(1, 3));
+    assert!(!home_moves(0, 1), "a runner alone at its home keeps it");
+    assert!(
+        !home_moves(1, 2),
+        "the stealer's home would be shared instead"
+    );
 }

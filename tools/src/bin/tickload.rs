@@ -115,6 +115,8 @@ struct RunnerReport {
     summary: Summary,
     /// CPU each tick started on -> number of ticks.
     cpus: BTreeMap<i32, u64>,
+    /// Ticks that started on another CPU than the runner's previous tick.
+    cpu_changes: u64,
     /// Ticks of the period grid skipped because the runner was a whole
     /// period behind (--game-server): due, never run, so missed.
     skipped: u64,
@@ -205,10 +207,12 @@ fn work_blocking(ns: u64, blocks: u32) -> u64 {
 }
 
 /// One runner: tick until `end`; the log of its ticks, the CPUs they
-/// started on and how many ticks it skipped.
-fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>, u64) {
+/// started on, how many started on another CPU than the tick before, and
+/// how many ticks it skipped.
+fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>, u64, u64) {
     let mut ticks = Vec::new();
     let mut cpus = BTreeMap::new();
+    let (mut changes, mut last_cpu) = (0, None);
     let mut skipped = 0;
     let mut next = plan.start;
     let mut jump = Some(plan.jump);
@@ -244,6 +248,8 @@ fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>, u64) 
             stall_ns: stall,
         });
         *cpus.entry(cpu).or_default() += 1;
+        changes += u64::from(last_cpu.is_some_and(|c| c != cpu));
+        last_cpu = Some(cpu);
         next += plan.period;
         // More than a whole tick behind: skip the lost ticks (a game server
         // would otherwise run them back to back and never catch up).
@@ -253,7 +259,7 @@ fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>, u64) 
             next += lost * plan.period;
         }
     }
-    (ticks, cpus, skipped)
+    (ticks, cpus, changes, skipped)
 }
 
 fn request(a: &Args, work: &WorkDist, deadline: u64, period: u64) -> Result<Request> {
@@ -380,7 +386,7 @@ fn run(a: Args) -> Result<()> {
     let mut all = Vec::new();
     let mut log = String::new();
     for res in results {
-        let (name, (ticks, cpus, skipped)) = res.map_err(anyhow::Error::msg)?;
+        let (name, (ticks, cpus, cpu_changes, skipped)) = res.map_err(anyhow::Error::msg)?;
         for t in &ticks {
             log += &format!("{name}\t{}\t{}\t{}\n", t.due_ns, t.begin_ns, t.end_ns);
         }
@@ -388,6 +394,7 @@ fn run(a: Args) -> Result<()> {
             name,
             summary: summarize(&ticks, deadline, 1, end - start),
             cpus,
+            cpu_changes,
             skipped,
         });
         all.extend(ticks);
