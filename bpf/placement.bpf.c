@@ -452,7 +452,7 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 {
 	s32 home = work_stealing ? runner_home(p, tctx) : -1, cpu;
 	u64 now, key, wait, flags = 0;
-	bool late;
+	bool late, overrun;
 
 	tctx->wake_prev = prev_cpu;
 	tctx->spill_stolen = false;
@@ -463,6 +463,8 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	/* the tick this wake-up starts or continues (ops.runnable takes its hint, if any) */
 	key = wake_key(tctx, now);
 	wait = wait_at(home, key, now);
+	/* overrun work (ranked a period behind) takes idle CPUs but preempts nothing */
+	overrun = tctx->overrun && key == runner_key(tctx, 0);
 	/*
 	 * A runner away from a shared home wakes where it slept if that CPU
 	 * may run it now: its timer fired there, so no other CPU is woken for
@@ -475,8 +477,7 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 		cpu = prev_cpu;
 		if (scx_bpf_test_and_clear_cpu_idle(cpu))
 			goto place;
-		/* overrun work (ranked a period behind) preempts nothing */
-		if (!(tctx->overrun && key == runner_key(tctx, 0)) && free_for_runner(p, cpu, now)) {
+		if (!overrun && free_for_runner(p, cpu, now)) {
 			flags = SCX_ENQ_PREEMPT;
 			goto place;
 		}
@@ -484,7 +485,7 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	if (!wait && !home_runs_runner(home))
 		return home;
 	/* predicted to start late at home (the tick starts now): other work is preempted for it */
-	late = starts_late(now, now, wait) && !(tctx->overrun && key == runner_key(tctx, 0));
+	late = starts_late(now, now, wait) && !overrun;
 	cpu = claim_idle_for(p, home, prev_cpu);
 	if (cpu == home)
 		return home;

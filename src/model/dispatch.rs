@@ -390,7 +390,8 @@ pub fn place(
 
 /// Before [`place`]: a runner away from a shared home (`homed_at_home`
 /// runners have it as their home, more than one) wakes on the CPU it slept
-/// on (`slept`, not its home) if that CPU may run it now: idle
+/// on (`slept`, not its home, one it may run on; `same_node`: in its
+/// home's NUMA node, as BPF asks) if that CPU may run it now: idle
 /// (`slept_idle`), or running what it may preempt (`slept_runs`, see
 /// [`spills_onto`]). Its timer fired there, so no other CPU is woken for it
 /// (in a 4-vCPU guest a cross-CPU wake-up waited 2-3 ms at the median for
@@ -402,11 +403,12 @@ pub fn where_it_slept(
     home: usize,
     homed_at_home: u32,
     slept: usize,
+    same_node: bool,
     slept_idle: bool,
     slept_runs: Option<Runs>,
     overrun: bool,
 ) -> Option<Place> {
-    if slept == home || homed_at_home <= 1 {
+    if slept == home || homed_at_home <= 1 || !same_node {
         return None;
     }
     if slept_idle {
@@ -414,7 +416,7 @@ pub fn where_it_slept(
     }
     // overrun work preempts nothing (as in [`place`])
     slept_runs
-        .filter(|&r| !overrun && spills_onto(r, overrun))
+        .filter(|&r| !overrun && spills_onto(r, false))
         .map(|_| Place::Preempt(slept))
 }
 

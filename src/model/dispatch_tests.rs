@@ -1590,28 +1590,37 @@ fn only_lent_work_past_its_window_leaves_the_cpu() {
 fn a_runner_away_from_a_shared_home_wakes_where_it_slept_if_it_may_run_there() {
     // home 3 shared by two runners, slept on CPU 0
     assert_eq!(
-        where_it_slept(3, 2, 0, true, None, false),
+        where_it_slept(3, 2, 0, true, true, None, false),
         Some(Place::Idle(0))
     );
     assert_eq!(
-        where_it_slept(3, 2, 0, false, Some(Runs::Other), false),
+        where_it_slept(3, 2, 0, true, false, Some(Runs::Other), false),
         Some(Place::Preempt(0))
     );
     // a runner runs there: placement decides as before
     assert_eq!(
-        where_it_slept(3, 2, 0, false, Some(Runs::Runner { overrun: false }), false),
+        where_it_slept(
+            3,
+            2,
+            0,
+            true,
+            false,
+            Some(Runs::Runner { overrun: false }),
+            false
+        ),
         None
     );
-    // alone at its home, or it slept at home: home first, as before
-    assert_eq!(where_it_slept(3, 1, 0, true, None, false), None);
-    assert_eq!(where_it_slept(3, 2, 3, true, None, false), None);
+    // alone at its home, or it slept at home, or in another node: home first, as before
+    assert_eq!(where_it_slept(3, 1, 0, true, true, None, false), None);
+    assert_eq!(where_it_slept(3, 2, 0, false, true, None, false), None);
+    assert_eq!(where_it_slept(3, 2, 3, true, true, None, false), None);
     // overrun work preempts nothing, but takes an idle CPU
     assert_eq!(
-        where_it_slept(3, 2, 0, false, Some(Runs::Other), true),
+        where_it_slept(3, 2, 0, true, false, Some(Runs::Other), true),
         None
     );
     assert_eq!(
-        where_it_slept(3, 2, 0, true, None, true),
+        where_it_slept(3, 2, 0, true, true, None, true),
         Some(Place::Idle(0))
     );
 }
