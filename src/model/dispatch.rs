@@ -359,7 +359,10 @@ pub struct HomeState {
 /// work: no IPI; else one near home; never a CPU with a task waiting in its
 /// local queue, which the runner would overtake). Home and its cache stay
 /// the first choice otherwise. (BPF makes a wake-up's choice in
-/// `ops.select_cpu`, so the runner is never queued on its busy home first.)
+/// `ops.select_cpu`, so the runner is never queued on its busy home first;
+/// a `Home` that may run it now, idle or running other work with nothing
+/// in its local queue, gets it there directly, skipping its EDF queue: the
+/// runner is that queue's head anyway.)
 /// `other_work`: a CPU running what the runner may preempt there
 /// ([`spills_onto`]: other work, or overrun work). Overrun work (`overrun`)
 /// takes idle CPUs but preempts none: an overloaded server must not take

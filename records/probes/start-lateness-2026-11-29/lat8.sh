@@ -36,7 +36,7 @@ traced() { # name cell-args...
 }
 for r in 1 2 3; do
   traced fifo-$r --policy fifo --fifo-prio 50
-  for v in main proto proto-t0.5; do
+  for v in ${VARIANTS:-main proto proto-t0.5}; do
     extra=(); [[ $v == *-t0.5 ]] && extra=(--steal-threshold-ms 0.5)
     SCX=/work/main/results/p27/scx_tick.${v%%-*} start_scx --tick-cgroup tick "${extra[@]}"
     traced $v-$r
