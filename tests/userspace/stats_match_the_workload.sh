@@ -5,6 +5,7 @@
 # did not see, and --stats-json streams lines whose counters never go back.
 # Catches: user-nomiss
 SCX_TICK_MODE=userspace
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 HEAVY=$(make_cgroup heavy)
 LIGHT=$(make_cgroup light)

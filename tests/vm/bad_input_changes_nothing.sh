@@ -3,6 +3,7 @@
 # before anything is loaded and leaves the system as it was: sched_ext stays
 # disabled, no BPF program or map appears, no cgroup or file is created, and
 # a running process keeps its affinity and cgroup.
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/bad_inputs.sh"
 make_cgroup tick >/dev/null

@@ -6,6 +6,7 @@
 # A missing cgroup at start is refused with a clear message when asked to
 # (--missing-cgroup refuse).
 # Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 set +e
 "$SCX" --missing-cgroup refuse --tick-cgroup no/such/group >"$WORK/out" 2>"$WORK/err"; rc=$?

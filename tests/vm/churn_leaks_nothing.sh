@@ -6,6 +6,7 @@
 # memory charged to scx_tick (its BPF maps, per-task storage included) does
 # not grow with the number of threads that came and went.
 # SCX_TICK_CHURN_S sets the measured churn time (default 15 s).
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CHURN_S=${SCX_TICK_CHURN_S:-15}
 CHURN="$ROOT/target/release/threadchurn"

@@ -6,6 +6,7 @@
 # example); stale and absurd hints are ignored; a process outside the tick
 # group, or not owning it, cannot register.
 # Catches: fifo nohints noauth nohintfilter
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup hint)
 RUNNER="$WORK/hint_runner"

@@ -9,6 +9,7 @@
 # docs/benchmarks.md), and emulation adds noise. The same load with the
 # defaults (3 tick CPUs here) is held to the same bound.
 # Catches: nospill
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 6 --period-ms 50 --work-ms 20 --duration-s 10 --cgroup "$CG" --json)

@@ -14,6 +14,7 @@
 # loads, results/x sweep), and the other misses at least 10 % (else the
 # load did not make the order matter).
 # Catches: noinherit
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 INHERIT=$(make_cgroup inherit)
 OWN=$(make_cgroup own)

@@ -9,6 +9,7 @@
 # ticks, which only the workload sees (seen once: 12 such ticks, workload
 # p99 22 ms against 11 ms): 16 s of ticks keep the p99 above a few of them.
 # Catches: nolateness
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 start_scx --tick-cpus 1,2 --tick-cgroup tick

@@ -5,6 +5,7 @@
 # buffer of most of the period leaves the tick CPUs mostly idle. Seen
 # from the CPUs' side: how busy the tick CPUs were (/proc/stat).
 # Catches: nolend nolendcount nolendbuffer
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 2 --period-ms 50 --work-ms 2 --duration-s 8 --cgroup "$CG")

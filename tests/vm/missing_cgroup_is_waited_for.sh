@@ -3,6 +3,7 @@
 # boot): scx_tick starts, says so, and schedules its threads as runners once
 # the cgroup appears, and again after it was removed and made anew (a
 # restarted service's cgroup gets a new id). "create" makes it at start.
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=/sys/fs/cgroup/later.service
 start_scx --tick-cgroup later.service --stats-json "$WORK/s.json"

@@ -6,6 +6,7 @@
 # that never sleeps, alone on that CPU (ops.tick starts its ticks).
 # Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
 # Catches: stall
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" --no-mid-tick

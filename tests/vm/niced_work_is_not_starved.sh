@@ -21,6 +21,7 @@
 # shares (both woke seconds late together) is the emulated guest standing
 # still, not the fair queue.
 # Catches: nicestall clockcharge
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 start_scx --tick-cgroup tick

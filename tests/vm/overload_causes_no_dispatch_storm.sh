@@ -6,6 +6,7 @@
 # CPU once kicked that same CPU, and the two runners it held handed it
 # back and forth every few microseconds (about 270 dispatches per tick).
 # Catches: selfkick
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup world)
 stress-ng --cpu 6 --timeout 40s >/dev/null 2>&1 &

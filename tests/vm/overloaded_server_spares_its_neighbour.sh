@@ -30,6 +30,7 @@
 # beside) but in MSPT: 1.18 and 1.23 x alone (the normal build 1.04 and
 # 1.05): the runner that may not spill takes turns at home.
 # Catches: nodemote overrunkeeps
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 GOOD=$(make_cgroup good)
 BAD=$(make_cgroup bad)

@@ -7,9 +7,9 @@
 # the step's tick and deadline): under scx_tick
 # the servers' own late steps (read from the servers' step log) are at most
 # 0.75 x EEVDF's in the same guest, and the hogs hurt under EEVDF (at least
-# 5 % late, or the comparison means nothing). Figures: the idle machine's
-# late steps, EEVDF's, scx_tick's, SCHED_FIFO's (every server thread, the
-# practical limit; not asserted), each with the median wall time of a step's
+# 5 % late, or the comparison means nothing). Figures: EEVDF's late steps
+# and scx_tick's (the idle machine's and SCHED_FIFO's, the practical
+# limit, are scripts/bench.sh --scenarios real's), each with the median wall time of a step's
 # work (its CPU time is fixed: a longer one is a vCPU the host shared with
 # others, which no guest scheduler sees) and the CPUs the hogs got (their
 # /proc/PID/stat times), and scx_tick's ticks and misses against
@@ -37,7 +37,6 @@ phase() { # NAME: SECS seconds, then the servers' steps and late steps
   eval "${1}_steps=$2 ${1}_late=$3 ${1}_secs=$4 ${1}_hogs=$((WIN_HOGS * 1000000000 / WIN_NS))"
   note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(calc "$WIN_HOGS / 100 / ($WIN_NS / 1e9)" 2) CPUs"
 }
-phase idle
 stress-ng --cpu 8 --timeout 300s >/dev/null 2>&1 &
 sleep 1
 phase eevdf
@@ -46,12 +45,7 @@ sleep 1
 phase scx
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "scx_tick exit status $SCX_RC"
-# the practical limit: every server thread SCHED_FIFO (as chrt -f would)
-mt_fifo 50
-phase fifo
-mt_fifo 0
-note "the hogs got $(calc "$scx_hogs / ($eevdf_hogs ? $eevdf_hogs : 1)" 2) x under scx_tick, $(calc "$fifo_hogs / ($eevdf_hogs ? $eevdf_hogs : 1)" 2) x under FIFO, what they got under EEVDF"
-note "scx_tick's late steps: $(calc "($scx_late / $scx_steps) / ($fifo_late ? $fifo_late / $fifo_steps : 1 / $fifo_steps)" 2) x SCHED_FIFO's"
+note "the hogs got $(calc "$scx_hogs / ($eevdf_hogs ? $eevdf_hogs : 1)" 2) x under scx_tick what they got under EEVDF"
 grep "scx_tick summary: mt:" "$WORK/scx.out" | sed 's/^/# /'
 # scx_tick's tick and miss rates over its steady seconds (the JSON lines
 # but the first and the last), against the servers' own in the phase

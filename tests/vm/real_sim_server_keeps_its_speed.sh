@@ -10,13 +10,14 @@
 # measure is the game speed: the ticks it ran over the ticks due. Under
 # scx_tick the servers lose at most half of the ticks they lose under
 # EEVDF in the same guest (EEVDF must lose at least 3 %, or the comparison
-# means nothing). Figures: the idle machine's, scx_tick's and EEVDF's
+# means nothing). Figures: scx_tick's and EEVDF's
 # game speed and late ticks (a tick stamped more than 1.5 ticks after the
 # one before by a real-time reader of the server's log) and overdue ticks
 # (more than the deadline after the one before: what scx_tick's misses mean
 # in that log, tests/servers/openttd.sh), the CPUs the hogs got, and
 # scx_tick's ticks and misses against the servers' ticks.
-# (SCHED_FIFO, the practical limit, and the peers: scripts/bench.sh --scenarios real-sim.)
+# (the idle machine, SCHED_FIFO, the practical limit, and the peers:
+# scripts/bench.sh --scenarios real-sim.)
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/servers/openttd.sh"
 trap 'ottd_stop_all; cleanup' EXIT
@@ -35,7 +36,6 @@ phase() { # NAME: SECS seconds, then the servers' ticks due, run, late, behind a
   note "$1 (at ${SECONDS} s): ran $3 of $2 ticks due (lost $(pct $(($2 > $3 ? $2 - $3 : 0)) "$2") %), $4 late ($(pct "$4" "$3") %), $6 behind schedule ($(pct "$6" "$3") %), $7 overdue ($(pct "$7" "$3") %) in $5 s per server; the hogs ran $(calc "$WIN_HOGS / 100 / ($WIN_NS / 1e9)" 2) CPUs"
 }
 lost() { eval "echo \$(( ${1}_due > ${1}_run ? ${1}_due - ${1}_run : 0 ))"; }
-phase idle
 # scx_tick first, loaded before the hogs start (the verifier is slow in a
 # loaded emulated guest), then EEVDF with the same hogs
 start_scx --tick-threads "ottd,process=^openttd\$,period=$OTTD_TICK_MS,deadline=$OTTD_DEADLINE_MS,tick=process" --stats-json "$WORK/stats.jsonl"
@@ -58,7 +58,7 @@ rps=$(per_s "$scx_run" "$scx_secs") lps=$(per_s "$scx_late" "$scx_secs") bps=$(p
 note "scx_tick counted $tps ticks/s and $mps misses/s for the 2 servers; they ran $rps ticks/s, $lps of them late, $ops overdue, $bps behind schedule (scx_tick's ticks per server tick $(calc "$tps / ($rps > 0 ? $rps : 1)" 2), misses per overdue tick $(calc "$mps / ($ops > 0.01 ? $ops : 0.01)" 2), per late tick $(calc "$mps / ($lps > 0.01 ? $lps : 0.01)" 2), per tick behind $(calc "$mps / ($bps > 0.01 ? $bps : 0.01)" 2))"
 e_lost=$(lost eevdf) s_lost=$(lost scx)
 # each phase must have measured the servers (a stopped log measures nothing)
-for p in idle scx eevdf; do
+for p in scx eevdf; do
   eval "((${p}_due >= 100))" || fail "$p: the servers logged too few ticks to measure"
 done
 ((e_lost * 100 >= eevdf_due * 3)) || fail "the hogs did not slow the servers under EEVDF (lost $e_lost of $eevdf_due): nothing to compare"

@@ -3,6 +3,7 @@
 # alternating) each reach enabled and then disabled and give the runners
 # their affinity back; afterwards no scx_tick BPF program or map is left.
 # SCX_TICK_RELOAD_CYCLES sets the count (default 10).
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CYCLES=${SCX_TICK_RELOAD_CYCLES:-10}
 CG=$(make_cgroup tick)

@@ -2,6 +2,7 @@
 # SIGKILL of scx_tick: the kernel falls back to its default scheduler, the
 # system keeps running (the tick runners keep ticking after the kill), and
 # the next scx_tick start works: it schedules and counts a new workload.
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 "$TICKLOAD" -n 2 --work-ms 2 --duration-s 8 --cgroup "$CG" --json >"$WORK/load" &

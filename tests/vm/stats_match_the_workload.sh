@@ -8,6 +8,7 @@
 # the number of runner threads per group; the heavy group's ticks are the
 # workload's.
 # Catches: nomiss notickcount
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 HEAVY=$(make_cgroup heavy)
 LIGHT=$(make_cgroup light)

@@ -7,6 +7,7 @@
 # --no-work-stealing (one shared queue that every tick CPU serves).
 # Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
 # Catches: nosteal steal-early nostealcount
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 CG=$(make_cgroup tick)
 LOAD=(-n 2 --period-ms 50 --work-ms 10 --duration-s 5 --cgroup "$CG" --json)

@@ -7,6 +7,7 @@
 # rounds (EEVDF 7-8, scx_tick 7-9, --userspace 5-6 on 2026-11-28); rounds of 200
 # loops gave EEVDF 3-4, where half was 2.
 # Modes: bpf, userspace (test.sh runs it again as userspace/NAME).
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 load() { # name: 10 s of hogs and storms; sets storms and ops
   stress-ng --cpu 8 --timeout 10s --metrics-brief >"$WORK/$1.stress" 2>&1 &

@@ -3,6 +3,7 @@
 # into a threaded tick group, scx_tick schedules them as runners, and
 # `untag` moves them back.
 # Catches: tagall
+# guest: shared
 source "$(dirname "$0")/../lib.sh"
 "$TICKLOAD" -n 3 --work-ms 2 --duration-s 14 >"$WORK/load" &
 pid=$!
