@@ -509,7 +509,18 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	if (cpu == home)
 		return home;
 	if (cpu < 0) {
-		/* none idle: other work is preempted, in the home's node first */
+		/*
+		 * None idle. Overrun work at home gives way to an on-time
+		 * runner (overrun_yields(); it may preempt what runs there,
+		 * wait 0): straight onto the home's local queue, as a free
+		 * home above, not through its EDF queue and its dispatch.
+		 */
+		if (!wait && !overrun && free_for_runner(p, home, now)) {
+			cpu = home;
+			flags = SCX_ENQ_PREEMPT;
+			goto place;
+		}
+		/* other work is preempted, in the home's node first */
 		if (!late)
 			return home;
 		cpu = preempt_target(p, home, bpf_get_smp_processor_id(), now);
