@@ -14,6 +14,12 @@ cell() { # name
   ( end=$((SECONDS + 9)); while ((SECONDS < end)); do hackbench -p -g 2 -f 5 -l 50 >/dev/null 2>&1; done ) &
   local hb=$!
   sleep 0.5
+  if [[ ${CYC:-0} == 1 ]]; then
+    # the bench headline's latency probe: cyclictest in the tick group, at
+    # the runners' policy (SCHED_FIFO under fifo)
+    local cpol=(); [[ $name == fifo-* ]] && cpol=(--policy fifo -p 50)
+    ( sleep 1; echo "$BASHPID" >"$CG/cgroup.procs"; exec cyclictest -q -D 5 -i 1000 "${cpol[@]}" ) >"$OUT/$name.cyc" 2>&1 &
+  fi
   bpftool -j prog show >"$OUT/$name.before.json"
   "$TICKLOAD" "${ARGS[@]}" "$@" >"$OUT/$name.json" || echo "tickload failed $name"
   bpftool -j prog show >"$OUT/$name.after.json"
