@@ -13,6 +13,11 @@ cell() { # name policy-args...
   ( end=$((SECONDS + 9)); while ((SECONDS < end)); do hackbench -p -g 2 -f 5 -l 50 >/dev/null 2>&1; done ) &
   local hb=$!
   sleep 0.5
+  if [[ ${CYC:-0} == 1 ]]; then
+    # the bench headline's latency probe in the tick group (probe 11)
+    local cpol=(); [[ $name == fifo-* ]] && cpol=(--policy fifo -p 50)
+    ( sleep 1; echo "$BASHPID" >"$CG/cgroup.procs"; exec cyclictest -q -D 5 -i 1000 "${cpol[@]}" ) >"$OUT/$name.cyc" 2>&1 &
+  fi
   "$TICKLOAD" "${ARGS[@]}" "$@" --ticks-log "$OUT/$name.ticks" >"$OUT/$name.json" || echo "tickload failed $name"
   wait $hog $hb 2>/dev/null
   echo "cell $name done" >&2
