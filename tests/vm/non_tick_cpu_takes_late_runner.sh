@@ -15,6 +15,7 @@ start_scx --tick-cgroup tick --tick-cpus 1
 "$TICKLOAD" "${LOAD[@]}" >"$WORK/scx.json" || fail "tickload under scx_tick failed"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "scx_tick exit status $SCX_RC"
+stop_hogs
 
 eevdf=$(json_field "$WORK/eevdf.json" misses)
 scx=$(json_field "$WORK/scx.json" misses)

@@ -29,13 +29,18 @@ STEP_MS=50 SECS=${SCX_TICK_REAL_SECS:-12}
 for i in 1 2 3 4; do mt_start s$i 12 $STEP_MS; done
 for i in 1 2 3 4; do mt_wait_steps s$i 40 180 || fail "server s$i logged no steps in 180 s"; done
 
-phase() { # NAME: SECS seconds, then the servers' steps and late steps
-  local r
+phase() { # NAME: SECS seconds measured, tallied after the hogs stop
   measure_window mt_mark
-  r=$(mt_late "$WIN_FROM" "$WIN_TO" $STEP_MS)
+  printf -v "${1}_from" %s "$WIN_FROM"; printf -v "${1}_to" %s "$WIN_TO"
+  printf -v "${1}_win" %s "$WIN_HOGS $WIN_NS"
+}
+tally() { # NAME: the servers' steps and late steps in its window
+  local r from=${1}_from to=${1}_to win=${1}_win
+  win=(${!win})
+  r=$(mt_late "${!from}" "${!to}" $STEP_MS)
   set -- "$1" $r
-  eval "${1}_steps=$2 ${1}_late=$3 ${1}_secs=$4 ${1}_hogs=$((WIN_HOGS * 1000000000 / WIN_NS))"
-  note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(calc "$WIN_HOGS / 100 / ($WIN_NS / 1e9)" 2) CPUs"
+  eval "${1}_steps=$2 ${1}_late=$3 ${1}_secs=$4 ${1}_hogs=$((win[0] * 1000000000 / win[1]))"
+  note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(calc "${win[0]} / 100 / (${win[1]} / 1e9)" 2) CPUs"
 }
 stress-ng --cpu 8 --timeout 300s >/dev/null 2>&1 &
 sleep 1
@@ -45,6 +50,9 @@ sleep 1
 phase scx
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "scx_tick exit status $SCX_RC"
+stop_hogs
+tally eevdf
+tally scx
 note "the hogs got $(calc "$scx_hogs / ($eevdf_hogs ? $eevdf_hogs : 1)" 2) x under scx_tick what they got under EEVDF"
 grep "scx_tick summary: mt:" "$WORK/scx.out" | sed 's/^/# /'
 # scx_tick's tick and miss rates over its steady seconds (the JSON lines
