@@ -53,8 +53,7 @@ done
 
 # The virtme-ng path in every run (CI included): one scenario per thing it
 # must carry, kept few (each guest boots ~3x slower than the plain one).
-VNG_SUBSET=(vm/loads_and_names_itself vm/ticks_beat_default_scheduler_under_load
-  vm/stats_match_the_workload)
+VNG_SUBSET=(vm/loads_and_names_itself vm/stats_match_the_workload)
 # On the oldest kernel: loading and detaching, the tick claim, and the
 # decisions against the model (its polls peek at queues through the
 # fallback there).
@@ -264,7 +263,7 @@ if [[ ${#PATTERNS[@]} -eq 0 ]]; then
   # coverage-guided fuzzing (scripts/fuzz.sh), each target from its
   # committed corpus for a bounded time; its figures go to the records
   t=$SECONDS o=$(mktemp)
-  bash scripts/fuzz.sh --seconds "${SCX_TICK_FUZZ_S:-10}" > >(tee "$o") 2>&1; rc=$?
+  bash scripts/fuzz.sh --seconds "${SCX_TICK_FUZZ_S:-5}" > >(tee "$o") 2>&1; rc=$?
   wait $! 2>/dev/null
   keep_record fuzz "$rc" $((SECONDS - t)) "$o" "$RECORDS" "$COMMIT" || rc=1
   record fuzz "$rc" $((SECONDS - t))
