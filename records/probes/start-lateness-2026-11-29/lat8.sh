@@ -39,7 +39,7 @@ traced() { # name cell-args...
   cat $T/trace >"$OUT/$name.trace"
   grep -c . "$OUT/$name.trace" >&2
 }
-for r in 1 2 3; do
+for r in $(seq ${ROUNDS:-3}); do
   traced fifo-$r --policy fifo --fifo-prio 50
   for v in ${VARIANTS:-main proto proto-t0.5}; do
     extra=(); [[ $v == *-t0.5 ]] && extra=(--steal-threshold-ms 0.5)
