@@ -132,6 +132,26 @@ measure_window() {
   WIN_FROM=$("$1"); sleep "$SECS"; WIN_TO=$("$1")
   WIN_HOGS=$(($(hog_ticks) - h0)) WIN_NS=$(($(date +%s%N) - t0))
 }
+# keep_window NAME: the last window kept under NAME (with WIN_AT, the
+# script's SECONDS at its end), for load_window NAME to set WIN_* again:
+# a scenario measures its phases first and reads the servers' logs after
+# its hogs stop.
+keep_window() {
+  printf -v "${1}_window" %s "$WIN_FROM|$WIN_TO|$WIN_HOGS|$WIN_NS|$SECONDS"
+}
+load_window() {
+  local w=${1}_window
+  IFS='|' read -r WIN_FROM WIN_TO WIN_HOGS WIN_NS WIN_AT <<<"${!w}"
+}
+
+# The CPU hogs (stress-ng) stopped, and gone within 5 s: analysis runs after
+# them (beside 8 of them every process started is slow: python3 took 7-10 s
+# to start, about 1 s without).
+stop_hogs() {
+  local i
+  pkill -f stress-ng 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do pgrep -f stress-ng >/dev/null || return 0; sleep 0.1; done
+}
 
 # SCHED_FIFO at PRIORITY for every thread of the processes PID... (0: back
 # to SCHED_OTHER), as chrt -f would: the real servers' practical limit
@@ -142,4 +162,13 @@ threads_fifo() {
     if ((prio)); then chrt -f -p "$prio" "${t##*/}" >/dev/null 2>&1 || true
     else chrt -o -p 0 "${t##*/}" >/dev/null 2>&1 || true; fi
   done; done
+}
+
+# Every thread of process PID back to nice 0: a scheduler is started at nice
+# -20 (the verifier and the kernel's switch of every task are CPU work in
+# its own threads: beside 8 hogs scx_tick took 15-20 s to attach at nice 0,
+# 6 s so) and runs at 0 once attached, as users run it.
+threads_nice_0() {
+  local t
+  for t in /proc/"$1"/task/*; do renice -n 0 -p "${t##*/}" >/dev/null 2>&1 || true; done
 }

@@ -3,7 +3,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$ROOT/scripts/common.sh" # sched_state, wait_sched_state
+source "$ROOT/scripts/common.sh" # sched_state, wait_sched_state, stop_hogs
 SCX="$ROOT/target/release/scx_tick"
 TICKLOAD="$ROOT/target/release/tickload"
 TRACEREPLAY="$ROOT/target/release/tracereplay"
@@ -62,17 +62,14 @@ start_scx() {
   done
   [[ "$STATS_JSON" == - ]] && STATS_JSON="$WORK/scx.out"
   [[ " $* " == *" --stats-json "* ]] || js=(--stats-json "$STATS_JSON" --stats-json-no-histograms)
-  # Loaded at nice -20: the verifier and the kernel's switch of every task
-  # are CPU work in scx_tick's own threads, and beside 8 hogs the emulated
-  # guest took 15-20 s to attach at nice 0 (2.7 s idle, 6.3 s at -20).
-  # Back to nice 0 once attached: what a scenario measures runs as users run it.
+  # loaded at nice -20, run at 0 (threads_nice_0)
   nice -n -20 "$SCX" "${MODE_ARGS[@]}" "${wd[@]}" "${js[@]}" "$@" >"$WORK/scx.out" 2>"$WORK/scx.err" &
   SCX_PID=$!
-  local rc=0 t
+  local rc=0
   wait_sched_state enabled 120 "$SCX_PID" || rc=$?
   ((rc != 2)) || fail "scx_tick exited before reaching state enabled"
   ((rc == 0)) || fail "scx_tick did not reach state enabled in 120 s (now: $(sched_state))"
-  for t in /proc/"$SCX_PID"/task/*; do renice -n 0 -p "${t##*/}" >/dev/null 2>&1 || true; done
+  threads_nice_0 "$SCX_PID"
   grep -q scx_tick /sys/kernel/sched_ext/root/ops || fail "ops is not scx_tick: $(cat /sys/kernel/sched_ext/root/ops)"
 }
 
@@ -165,15 +162,6 @@ make_cgroup() {
   local cg=/sys/fs/cgroup/$1
   mkdir -p "$cg"
   echo "$cg"
-}
-
-# The CPU hogs (stress-ng) stopped, and gone within 5 s: a scenario's
-# analysis runs after its hogs (beside 8 of them every process it starts
-# is slow: python3 took 7-10 s to start, about 1 s without).
-stop_hogs() {
-  local i
-  pkill -f stress-ng 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do pgrep -f stress-ng >/dev/null || return 0; sleep 0.1; done
 }
 
 cleanup() {

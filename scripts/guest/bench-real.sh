@@ -79,8 +79,7 @@ start_sched() { # SCHEDULER: 0 when it runs (or is the kernel's), 1 skipped (SKI
       cmd=("$PEER_DIR/bin/$s") ;;
   esac
   rm -f "$WORK/scx.jsonl"
-  # loaded at nice -20, every scheduler alike (beside the hogs scx_tick took
-  # 15-20 s to attach at nice 0, 6 s so), and back to nice 0 once attached
+  # loaded at nice -20, every scheduler alike, run at 0 (threads_nice_0)
   nice -n -20 "${cmd[@]}" >"$WORK/sched-$s.log" 2>&1 &
   SCHED_PID=$!
   if ! wait_sched_state enabled 120 "$SCHED_PID"; then
@@ -88,8 +87,7 @@ start_sched() { # SCHEDULER: 0 when it runs (or is the kernel's), 1 skipped (SKI
     stop_sched
     return 1
   fi
-  local t
-  for t in /proc/"$SCHED_PID"/task/*; do renice -n 0 -p "${t##*/}" >/dev/null 2>&1 || true; done
+  threads_nice_0 "$SCHED_PID"
 }
 CELLS=()
 cell() { # SCHEDULER ROUND: measure SECS seconds (tally_cells makes the record)
@@ -99,19 +97,21 @@ cell() { # SCHEDULER ROUND: measure SECS seconds (tally_cells makes the record)
   measure_window mark
   # scx_tick's own ticks/s and misses/s come from its --stats-json so far
   [[ -s $WORK/scx.jsonl ]] && cp "$WORK/scx.jsonl" "$WORK/scx-$s-$round.jsonl"
-  CELLS+=("$s|$round|$WIN_NS|$WIN_HOGS|$WIN_FROM|$WIN_TO")
+  keep_window "cell_${s}_$round"
+  CELLS+=("$s $round")
 }
 # One record per cell measured so far, printed once the hogs stopped: beside
 # them every process started is slow (python3 took 7-10 s to start, three
 # a cell).
 tally_cells() {
-  local c s round ns hogs from to r rates
+  local c s round r rates
   for c in "${CELLS[@]}"; do
-    IFS='|' read -r s round ns hogs from to <<<"$c"
-    r=$(late "$from" "$to")
+    read -r s round <<<"$c"
+    load_window "cell_${s}_$round"
+    r=$(late "$WIN_FROM" "$WIN_TO")
     # scx_tick's ticks/s and misses/s over the cell ("-" for the others)
     rates=$([[ -s $WORK/scx-$s-$round.jsonl ]] && group_rates "$WORK/scx-$s-$round.jsonl" "$GROUP" 2>/dev/null || echo "- -")
-    python3 - "$SERVER" "$SCENARIO" "$s" "$round" "$VCPUS" "$((ns / 1000000))" "$hogs" $rates $r <<'PY'
+    python3 - "$SERVER" "$SCENARIO" "$s" "$round" "$VCPUS" "$((WIN_NS / 1000000))" "$WIN_HOGS" $rates $r <<'PY'
 import json, sys
 server, scen, s, rnd, vcpus, window_ms, hog, tps, mps = sys.argv[1:10]
 rec = {"scenario": scen, "scheduler": s, "round": int(rnd), "vcpus": int(vcpus),
@@ -160,6 +160,6 @@ for ((round = 0; round < REPEAT; round++)); do
     stop_sched
     ((round == REPEAT - 1)) && echo "[bench] finished $s" >&2
   done
-  pkill -f stress-ng 2>/dev/null || true
+  stop_hogs
   tally_cells
 done

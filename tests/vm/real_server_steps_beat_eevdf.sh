@@ -31,16 +31,15 @@ for i in 1 2 3 4; do mt_wait_steps s$i 40 180 || fail "server s$i logged no step
 
 phase() { # NAME: SECS seconds measured, tallied after the hogs stop
   measure_window mt_mark
-  printf -v "${1}_from" %s "$WIN_FROM"; printf -v "${1}_to" %s "$WIN_TO"
-  printf -v "${1}_win" %s "$WIN_HOGS $WIN_NS"
+  keep_window "$1"
 }
 tally() { # NAME: the servers' steps and late steps in its window
-  local r from=${1}_from to=${1}_to win=${1}_win
-  win=(${!win})
-  r=$(mt_late "${!from}" "${!to}" $STEP_MS)
+  local r
+  load_window "$1"
+  r=$(mt_late "$WIN_FROM" "$WIN_TO" $STEP_MS)
   set -- "$1" $r
-  eval "${1}_steps=$2 ${1}_late=$3 ${1}_secs=$4 ${1}_hogs=$((win[0] * 1000000000 / win[1]))"
-  note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(calc "${win[0]} / 100 / (${win[1]} / 1e9)" 2) CPUs"
+  eval "${1}_steps=$2 ${1}_late=$3 ${1}_secs=$4 ${1}_hogs=$((WIN_HOGS * 1000000000 / WIN_NS))"
+  note "$1: $3 of $2 steps late ($(pct "$3" "$2") %) in $4 s per server; a step's work took $5 ms (median); the hogs ran $(calc "$WIN_HOGS / 100 / ($WIN_NS / 1e9)" 2) CPUs"
 }
 stress-ng --cpu 8 --timeout 300s >/dev/null 2>&1 &
 sleep 1

@@ -29,16 +29,15 @@ for i in 1 2; do ottd_wait_ticks s$i 60 240 || fail "server s$i logged no ticks 
 
 phase() { # NAME: SECS seconds measured, tallied after the hogs stop
   measure_window ottd_mark
-  printf -v "${1}_from" %s "$WIN_FROM"; printf -v "${1}_to" %s "$WIN_TO"
-  printf -v "${1}_win" %s "$WIN_HOGS $WIN_NS $SECONDS"
+  keep_window "$1"
 }
 tally() { # NAME: the servers' ticks due, run, late, behind and overdue in its window
-  local r from=${1}_from to=${1}_to win=${1}_win
-  win=(${!win})
-  r=$(ottd_late "${!from}" "${!to}")
+  local r
+  load_window "$1"
+  r=$(ottd_late "$WIN_FROM" "$WIN_TO")
   set -- "$1" $r
-  eval "${1}_due=$2 ${1}_run=$3 ${1}_late=$4 ${1}_secs=$5 ${1}_behind=$6 ${1}_overdue=$7 ${1}_hogs=$((win[0] * 1000000000 / win[1]))"
-  note "$1 (at ${win[2]} s): ran $3 of $2 ticks due (lost $(pct $(($2 > $3 ? $2 - $3 : 0)) "$2") %), $4 late ($(pct "$4" "$3") %), $6 behind schedule ($(pct "$6" "$3") %), $7 overdue ($(pct "$7" "$3") %) in $5 s per server; the hogs ran $(calc "${win[0]} / 100 / (${win[1]} / 1e9)" 2) CPUs"
+  eval "${1}_due=$2 ${1}_run=$3 ${1}_late=$4 ${1}_secs=$5 ${1}_behind=$6 ${1}_overdue=$7 ${1}_hogs=$((WIN_HOGS * 1000000000 / WIN_NS))"
+  note "$1 (at $WIN_AT s): ran $3 of $2 ticks due (lost $(pct $(($2 > $3 ? $2 - $3 : 0)) "$2") %), $4 late ($(pct "$4" "$3") %), $6 behind schedule ($(pct "$6" "$3") %), $7 overdue ($(pct "$7" "$3") %) in $5 s per server; the hogs ran $(calc "$WIN_HOGS / 100 / ($WIN_NS / 1e9)" 2) CPUs"
 }
 lost() { eval "echo \$(( ${1}_due > ${1}_run ? ${1}_due - ${1}_run : 0 ))"; }
 # scx_tick first, loaded before the hogs start (the verifier is slow in a
