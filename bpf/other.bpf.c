@@ -272,8 +272,10 @@ void BPF_STRUCT_OPS(tick_stopping, struct task_struct *p, bool runnable)
 		return;
 	if (tctx->runner) {
 		add_runtime(tctx, elapsed(now, tctx->run_start));
-		if (!runnable)
+		if (!runnable) {
+			end_burst(tctx);
 			return; /* it sleeps: quiescent ends the tick */
+		}
 		take_hint_mid_run(p, tctx, now);
 		/* still runnable at its deadline: the next tick on the grid */
 		if (tctx->in_tick && !time_before(now, tctx->deadline))

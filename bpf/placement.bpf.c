@@ -123,7 +123,8 @@ static void reserve(s32 cpu, struct task_ctx *tctx, u64 key, u64 now)
 	cctx->running_tick = true;
 	cctx->running_key = key;
 	cctx->running_overrun = tctx->overrun;
-	cctx->running_left = tctx->mspt;
+	/* it wakes: its tick may be new (wake_tick() runs after this), its burst is */
+	cctx->running_left = runner_left(tctx, tctx->mspt);
 	cctx->running_since = now;
 	/* a runner dequeued from a local queue without running there is parked here now */
 	unpark(tctx);

@@ -157,6 +157,8 @@ struct task_ctx {
 	bool step_woke;     /* its tick in progress began at a wake-up (not a roll-over or a replenishment) */
 	u64 last_wake;
 	u64 wake_interval;  /* EWMA of the time between wake-ups, predicts the next tick */
+	u64 burst;          /* EWMA of its CPU time from a wake-up to its sleep (a runner only) */
+	u64 burst_ran;      /* CPU time since its last wake-up */
 	u64 run_start;      /* when it last got a CPU */
 	u64 vtime;          /* fair-queue vtime while it is an other task */
 	u64 queued_at;      /* when it last entered the fair queue */

@@ -524,6 +524,36 @@ static __always_inline u64 proc_wake(struct task_ctx *tctx, struct proc_tick *pt
 	return late;
 }
 
+/* CPU time a runner had in its tick. */
+static void add_runtime(struct task_ctx *tctx, u64 ns)
+{
+	tctx->tick_runtime += ns;
+	tctx->burst_ran += ns;
+}
+
+/* A runner goes to sleep: its burst ends. */
+static void end_burst(struct task_ctx *tctx)
+{
+	tctx->burst = tctx->burst ? (tctx->burst * 3 + tctx->burst_ran) / 4 : tctx->burst_ran;
+	tctx->burst_ran = 0;
+}
+
+/*
+ * Predicted CPU time a runner still needs before its CPU is free: what is
+ * left of its tick's usual CPU time (@tick_left, from its MSPT), or the
+ * rest of its usual burst if that ends first. A thread that wakes many
+ * times a tick (a 1 kHz clock or network thread in the tick group) sleeps
+ * again long before its tick's CPU time is used up: sized by its MSPT, a
+ * runner waking beside it saw a wait of a millisecond or more at home and
+ * went to another CPU. Mirrors dispatch::runner_left().
+ */
+static u64 runner_left(struct task_ctx *tctx, u64 tick_left)
+{
+	u64 burst = tctx->burst > tctx->burst_ran ? tctx->burst - tctx->burst_ran : 0;
+
+	return tctx->burst && burst < tick_left ? burst : tick_left;
+}
+
 /*
  * A thread of a process tick still at work at @now, past the next grid
  * point and before its deadline, with a step's usual CPU time spent in the
@@ -580,7 +610,7 @@ static bool proc_roll_over(struct task_struct *p, struct task_ctx *tctx, u64 now
 		 */
 		prev = pt->started;
 		pt->started = now;
-		tctx->tick_runtime += ran;
+		add_runtime(tctx, ran);
 		proc_tick_join(tctx, pt, now, deadline, false);
 		late = late_step(prev, 0, period, now);
 		if (late)
@@ -588,12 +618,6 @@ static bool proc_roll_over(struct task_struct *p, struct task_ctx *tctx, u64 now
 	}
 	trace_roll_over_end(d, pt, rolled ? next : 0, deadline, late);
 	return rolled;
-}
-
-/* CPU time a runner had in its tick. */
-static void add_runtime(struct task_ctx *tctx, u64 ns)
-{
-	tctx->tick_runtime += ns;
 }
 
 /*
@@ -761,7 +785,8 @@ static void runner_on_cpu(struct task_struct *p, struct task_ctx *tctx, struct c
 {
 	cctx->running_key = queue_key(tctx);
 	cctx->running_overrun = tctx->overrun;
-	cctx->running_left = tctx->mspt > tctx->tick_runtime ? tctx->mspt - tctx->tick_runtime : 0;
+	cctx->running_left = runner_left(tctx, tctx->mspt > tctx->tick_runtime ?
+						       tctx->mspt - tctx->tick_runtime : 0);
 	cctx->running_since = now;
 	p->scx.slice = runner_slice(tctx, now);
 }

@@ -285,6 +285,23 @@ pub struct Running {
     pub left: u64,
 }
 
+/// [`Running::left`]: what a runner still needs before its CPU is free.
+/// `tick_left`: the rest of its tick's usual CPU time (its MSPT less what
+/// the tick ran; the whole MSPT at a wake-up, whose tick may be new);
+/// `burst`: its usual CPU time from a wake-up to its sleep (an EWMA, 0:
+/// none yet), `burst_ran`: what it ran since its last wake-up. The rest of
+/// its burst, if that ends first: a thread that wakes many times a tick (a
+/// 1 kHz clock or network thread in the tick group) sleeps again long
+/// before its tick's CPU time is used up. BPF: `runner_left()`.
+pub fn runner_left(tick_left: u64, burst: u64, burst_ran: u64) -> u64 {
+    let rest = burst.saturating_sub(burst_ran);
+    if burst > 0 && rest < tick_left {
+        rest
+    } else {
+        tick_left
+    }
+}
+
 /// How long a runner with `key` would wait at its home: the rest of the
 /// runner there that it cannot preempt, plus the predicted work (MSPT) of
 /// the runners queued there with an earlier or equal key, at most

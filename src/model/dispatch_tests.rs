@@ -1113,6 +1113,28 @@ fn a_non_tick_cpu_takes_only_late_runners() {
 }
 
 #[test]
+fn a_runner_waking_many_times_a_tick_frees_its_cpu_after_its_burst() {
+    // one wake-up a tick: its burst is its tick, the rest of its MSPT
+    assert_eq!(runner_left(8 * MS, 12 * MS, 4 * MS), 8 * MS);
+    // a 1 kHz waker: 40 us a burst, 30 us of it run, 2 ms of its tick left
+    assert_eq!(runner_left(2 * MS, 40_000, 30_000), 10_000);
+    // past its usual burst: free any moment
+    assert_eq!(runner_left(2 * MS, 40_000, 50_000), 0);
+    // no burst measured yet: its MSPT alone
+    assert_eq!(runner_left(3 * MS, 0, 0), 3 * MS);
+    // and what a wait at home makes of it
+    let running = |left| Some(Running { key: NOW, left });
+    assert_eq!(
+        wait_at_home(
+            NOW + 50 * MS,
+            running(runner_left(2 * MS, 40_000, 30_000)),
+            &[]
+        ),
+        10_000
+    );
+}
+
+#[test]
 fn the_wait_at_home_counts_only_runners_that_go_first() {
     let running = Some(Running {
         key: NOW + 10 * MS,
