@@ -240,6 +240,21 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now)
 }
 
 /*
+ * May @p start on @cpu now: idle (claimed here), or running what it may
+ * preempt (free_for_runner(); *@flags gets SCX_ENQ_PREEMPT)? @overrun work
+ * preempts nothing.
+ */
+static bool starts_now_on(struct task_struct *p, s32 cpu, bool overrun, u64 now, u64 *flags)
+{
+	if (scx_bpf_test_and_clear_cpu_idle(cpu))
+		return true;
+	if (overrun || !free_for_runner(p, cpu, now))
+		return false;
+	*flags = SCX_ENQ_PREEMPT;
+	return true;
+}
+
+/*
  * The nearest CPU @p may preempt among up to MAX_PROBES * 2 around @near:
  * within @near's node, or (@far) past it, the node's CPUs skipped. Never
  * @here (between two tasks it looks free). -1: none.
@@ -475,14 +490,10 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 	 * tick after tick. Mirrors dispatch::where_it_slept().
 	 */
 	if (!SCX_TICK_BREAK_SHAREDHOME && prev_cpu >= 0 && prev_cpu != home && homed(home) > 1 &&
-	    node_of(prev_cpu) == node_of(home) && bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr)) {
+	    node_of(prev_cpu) == node_of(home) && bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) &&
+	    starts_now_on(p, prev_cpu, overrun, now, &flags)) {
 		cpu = prev_cpu;
-		if (scx_bpf_test_and_clear_cpu_idle(cpu))
-			goto place;
-		if (!overrun && free_for_runner(p, cpu, now)) {
-			flags = SCX_ENQ_PREEMPT;
-			goto place;
-		}
+		goto place;
 	}
 	if (!wait && !home_runs_runner(home)) {
 		/*
@@ -494,14 +505,9 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 		 * start lateness 1.6 x SCHED_FIFO's, 1.1 x this way (probe 9).
 		 */
 		cpu = home;
-		if (!scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | home)) {
-			if (scx_bpf_test_and_clear_cpu_idle(home))
-				goto place;
-			if (!overrun && free_for_runner(p, home, now)) {
-				flags = SCX_ENQ_PREEMPT;
-				goto place;
-			}
-		}
+		if (!scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | home) &&
+		    starts_now_on(p, home, overrun, now, &flags))
+			goto place;
 		return home;
 	}
 	/* predicted to start late at home (the tick starts now): other work is preempted for it */
