@@ -17,6 +17,11 @@ run_case() { # name, scx flags...
   start_scx --tick-cpus 1,2 --tick-cgroup "tick,cpus=1" "$@"
   taskset -c 2 stress-ng --cpu 1 --timeout 7s >/dev/null 2>&1 &
   local hog=$!
+  # the hog holds CPU 2 before the first tick: an idle CPU 2 took the
+  # waiting runner without a steal, and it stayed there (its home is
+  # shared), so 0 steals were counted (2 runs of 2026-11-29, 1-3 before)
+  for _ in $(seq 50); do pgrep -P "$hog" >/dev/null && break; sleep 0.1; done
+  sleep 0.5
   taskset -c 1,2 "$TICKLOAD" "${LOAD[@]}" --ticks-log "$WORK/$name.ticks" >"$WORK/$name.load" ||
     fail "$name: tickload failed"
   wait $hog
