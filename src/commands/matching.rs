@@ -14,9 +14,7 @@ use crate::config::plan::{Plan, Runners};
 use crate::config::{Config, MissingCgroup};
 use crate::model::topology::Machine;
 use crate::run::cgroup;
-use crate::run::membership::{
-    all_pids, matching_processes, name_summary, own_lineage, threads_below, threads_of,
-};
+use crate::run::membership::{all_pids, matching_processes, name_summary, own_lineage, threads_of};
 
 /// Distinct thread names shown per process: all of them (a JVM has a few
 /// dozen; the one the operator looks for may be anywhere).
@@ -104,7 +102,7 @@ fn cgroup_group(name: &str, path: &Path) -> usize {
         println!("  the cgroup does not exist now");
         return 0;
     }
-    let tids = threads_below(path);
+    let tids = cgroup::threads(path).unwrap_or_default();
     if tids.is_empty() {
         println!("  no thread in it now");
     }

@@ -18,7 +18,7 @@
 //! against a stale table.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -230,10 +230,13 @@ pub fn name_summary<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) ->
     out.join(", ")
 }
 
+/// A comm file: at most 16 bytes, read in one call (no stat for a size
+/// hint: every process's is read every 200 ms).
 fn read_comm(path: &str) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim_end_matches('\n').to_string())
+    let mut buf = [0u8; 64];
+    let n = std::fs::File::open(path).ok()?.read(&mut buf).ok()?;
+    let s = String::from_utf8_lossy(&buf[..n]);
+    Some(s.trim_end_matches('\n').to_string())
 }
 
 /// The command line with NULs as spaces; empty for kernel threads.
@@ -255,19 +258,6 @@ fn list_ids(dir: &str) -> Vec<u32> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The threads `dir` and the cgroups below it hold.
-pub fn threads_below(dir: &Path) -> BTreeSet<u32> {
-    let mut tids = BTreeSet::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        tids.extend(threads_in(&d));
-        if let Ok(rd) = std::fs::read_dir(&d) {
-            dirs.extend(rd.flatten().filter(|e| e.path().is_dir()).map(|e| e.path()));
-        }
-    }
-    tids
 }
 
 fn threads_in(dir: &Path) -> BTreeSet<u32> {
@@ -406,7 +396,7 @@ impl Membership {
     pub fn runner_counts(&mut self) -> Vec<u64> {
         let mut counts = vec![0u64; self.groups.len()];
         for (i, dir) in self.registered.values() {
-            counts[*i] += threads_below(dir).len() as u64;
+            counts[*i] += cgroup::threads(dir).map_or(0, |t| t.len() as u64);
         }
         for (g, &n) in self.groups.iter_mut().zip(&counts) {
             if n > 0 {
