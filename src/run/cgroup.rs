@@ -74,8 +74,9 @@ pub fn threads(cgroup: &Path) -> Result<Vec<u32>> {
             Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
         };
         tids.extend(text.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
-        // the entry's own type (no stat of each of a cgroup's ~40 control
-        // files: every 200 ms, that was most of an idle scx_tick's CPU)
+        // the entry's own type, from the directory: no stat of each of a
+        // cgroup's ~40 control files (the pinning scan walks every group's
+        // cgroups every 200 ms)
         if let Ok(entries) = std::fs::read_dir(&dir) {
             stack.extend(
                 entries
