@@ -12,7 +12,14 @@
 # as the other (from the workload's side: a tick missed when the helper's
 # work ended past the tick's deadline; measured 0.39-0.50 x over four
 # loads, results/x sweep), and the other misses at least 10 % (else the
-# load did not make the order matter).
+# load did not make the order matter). The load is sized for the guest's
+# CPUs, which a slower host shrinks (the scheduler's and the kernel's own
+# work is emulated instructions): where the load itself misses more than
+# 15 % of its ticks (6-12 % on most hosts, 18-21 % on a slower one, where
+# every probe missed 72-80 %), the guest is past the load the scenario
+# means, and it runs once more with 7 runners instead of 8 (on that host:
+# 26.50 % and 75.77 % missed, the load 5.26 %; with 6 the other probe
+# missed only 9.00 %).
 # Catches: noinherit
 # guest: shared
 source "$(dirname "$0")/../lib.sh"
@@ -21,25 +28,38 @@ OWN=$(make_cgroup own)
 LOAD=$(make_cgroup load)
 start_scx --tick-cgroup inherit,tick=process --tick-cgroup own --tick-cgroup load
 probe=(-n 1 --work-ms 8 --helper-ms 12 --period-ms 50 --phase-ms 0 --duration-s 10 --json)
-"$TICKLOAD" -n 8 --work-ms 14 --period-ms 50 --phase-ms 4 --duration-s 11 --json --cgroup "$LOAD" \
-  >"$WORK/load.json" &
-load=$!
-"$TICKLOAD" "${probe[@]}" --cgroup "$INHERIT" >"$WORK/inherit.json" &
-a=$!
-"$TICKLOAD" "${probe[@]}" --cgroup "$OWN" >"$WORK/own.json" &
-b=$!
-wait $a || fail "the inheriting probe failed"
-wait $b || fail "the other probe failed"
-wait $load || fail "the load failed"
+# the two probes beside N load runners; 0 passed, 1 failed, 2 the load was
+# past what the guest carries
+trio() { # N
+  "$TICKLOAD" -n "$1" --work-ms 14 --period-ms 50 --phase-ms 4 --duration-s 11 --json --cgroup "$LOAD" \
+    >"$WORK/load.json" &
+  local load=$! a b
+  "$TICKLOAD" "${probe[@]}" --cgroup "$INHERIT" >"$WORK/inherit.json" &
+  a=$!
+  "$TICKLOAD" "${probe[@]}" --cgroup "$OWN" >"$WORK/own.json" &
+  b=$!
+  wait $a || fail "the inheriting probe failed"
+  wait $b || fail "the other probe failed"
+  wait $load || fail "the load failed"
+  python3 - "$WORK" "$1" <<'PY'
+import json, sys
+w, n = sys.argv[1], sys.argv[2]
+pct = lambda f: json.load(open(f"{w}/{f}.json"))["miss_pct"]
+inherit, own, load = pct("inherit"), pct("own"), pct("load")
+print(f"# {n} load runners: ticks missed: helper inherits {inherit:.2f} %, helper on its own {own:.2f} %, the load {load:.2f} %")
+ok = own >= 10 and inherit <= 0.75 * own
+sys.exit(0 if ok else 2 if load > 15 else 1)
+PY
+}
+rc=0
+trio 8 || rc=$?
+if ((rc == 2)); then
+  note "the load missed more than 15 %: the guest is past the load the scenario means; once more with 7 load runners"
+  rc=0
+  trio 7 || rc=$?
+fi
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 grep "scx_tick summary:" "$WORK/scx.out" | sed 's/^/# /'
-python3 - "$WORK" <<'PY' || fail_catches noinherit "the helper did not work to its tick's deadline (see above)"
-import json, sys
-w = sys.argv[1]
-pct = lambda n: json.load(open(f"{w}/{n}.json"))["miss_pct"]
-inherit, own, load = pct("inherit"), pct("own"), pct("load")
-print(f"# ticks missed: helper inherits {inherit:.2f} %, helper on its own {own:.2f} %, the load {load:.2f} %")
-sys.exit(0 if own >= 10 and inherit <= 0.75 * own else 1)
-PY
+((rc == 0)) || fail_catches noinherit "the helper did not work to its tick's deadline (see above)"
 check_dmesg_clean

@@ -14,7 +14,12 @@
 # others, which no guest scheduler sees) and the CPUs the hogs got (their
 # /proc/PID/stat times), and scx_tick's ticks and misses against
 # the servers' steps and late steps (docs/benchmarks.md "Real servers"):
-# scx_tick counts one tick per server step (within 10 %) and a miss per
+# scx_tick counts one tick per server step (within 10 %, asserted where
+# the servers kept their step rate: at most 20 % of their steps late; a
+# server further behind never sleeps, and the grid counts a tick per period
+# it ran, not per step: on a slower host, where a step's 12 ms of work took
+# 32-46 ms of wall time beside the hogs and 34-74 % of the steps were late,
+# 1.14-1.31 ticks per step, with three servers too) and a miss per
 # late step (at least 0.5 x, issue 26's lower bound, less 0.1 misses/s;
 # at most 2 x plus 1 miss/s: in a run with few late steps the step
 # deadline misses the servers do not log late dominate, 0.87 misses/s for
@@ -67,8 +72,12 @@ note "scx_tick counted $tps ticks/s and $mps misses/s for the 4 servers; they ma
 # scx_tick's ticks are the servers' steps: within 10 % (measured 1.01-1.03
 # per step; 1.22-1.23 while the main and connection threads' own wake-ups
 # started ticks too, the nohelpers breakage)
-(($(calc "($per_step >= 0.9 && $per_step <= 1.1)" 0))) \
-  || fail_catches nohelpers "scx_tick counted $per_step ticks per server step, not within 10 % (helpers' wake-ups counted as steps?)"
+if ((scx_late * 5 > scx_steps)); then
+  note "the servers fell behind under scx_tick ($(pct $scx_late $scx_steps) % of steps late): ticks per step not asserted"
+else
+  (($(calc "($per_step >= 0.9 && $per_step <= 1.1)" 0))) \
+    || fail_catches nohelpers "scx_tick counted $per_step ticks per server step, not within 10 % (helpers' wake-ups counted as steps?)"
+fi
 # scx_tick's misses are the servers' late steps: a late step's wake-up
 # came late and the step ended in time, so only its start shows it
 # (measured 1.05 misses per late step, 0.60 misses/s for 0.57 late steps/s;

@@ -8,16 +8,21 @@
 # time is not late to the game). OpenTTD's game loop is one thread that sleeps until its tick
 # and catches up when late, dropping ticks 5 ticks behind, so its own
 # measure is the game speed: the ticks it ran over the ticks due. Under
-# scx_tick the servers lose at most half of the ticks they lose under
-# EEVDF in the same guest (EEVDF must lose at least 3 %, or the comparison
-# means nothing). Figures: scx_tick's and EEVDF's
+# scx_tick the servers' lost ticks close at least half of the gap from
+# EEVDF's to SCHED_FIFO's (every server thread SCHED_FIFO: the practical
+# limit) in the same guest: lost(scx_tick) <= lost(FIFO) + (lost(EEVDF) -
+# lost(FIFO)) / 2, and EEVDF must lose at least 3 points more than FIFO,
+# or the comparison means nothing. FIFO is the reference because the map's
+# tile loop is instructions, not a calibrated time: on a slower host the
+# emulated vCPUs run it slower, and where a whole vCPU per server does not
+# keep up no scheduler can (on one host FIFO's servers lost half their
+# ticks, where faster hosts' lost 0-2 %). Figures: each phase's
 # game speed and late ticks (a tick stamped more than 1.5 ticks after the
 # one before by a real-time reader of the server's log) and overdue ticks
 # (more than the deadline after the one before: what scx_tick's misses mean
 # in that log, tests/servers/openttd.sh), the CPUs the hogs got, and
 # scx_tick's ticks and misses against the servers' ticks.
-# (the idle machine, SCHED_FIFO, the practical limit, and the peers:
-# scripts/bench.sh --scenarios real-sim.)
+# (the idle machine and the peers: scripts/bench.sh --scenarios real-sim.)
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/servers/openttd.sh"
 trap 'ottd_stop_all; cleanup' EXIT
@@ -49,9 +54,13 @@ phase scx
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "scx_tick exit status $SCX_RC"
 phase eevdf
+ottd_fifo 50
+phase fifo
+ottd_fifo 0
 stop_hogs
 tally scx
 tally eevdf
+tally fifo
 note "the hogs got $(calc "$scx_hogs / ($eevdf_hogs ? $eevdf_hogs : 1)" 2) x under scx_tick what they got under EEVDF"
 grep "scx_tick summary: ottd:" "$WORK/scx.out" | sed 's/^/# /'
 r=$(group_rates "$WORK/stats.jsonl" ottd) || fail "no scx_tick statistics to compare: $(tail -2 "$WORK/stats.jsonl")"
@@ -60,12 +69,14 @@ read -r tps mps <<<"$r"
 # seconds, so it is longer than SECS)
 rps=$(per_s "$scx_run" "$scx_secs") lps=$(per_s "$scx_late" "$scx_secs") bps=$(per_s "$scx_behind" "$scx_secs") ops=$(per_s "$scx_overdue" "$scx_secs")
 note "scx_tick counted $tps ticks/s and $mps misses/s for the 2 servers; they ran $rps ticks/s, $lps of them late, $ops overdue, $bps behind schedule (scx_tick's ticks per server tick $(calc "$tps / ($rps > 0 ? $rps : 1)" 2), misses per overdue tick $(calc "$mps / ($ops > 0.01 ? $ops : 0.01)" 2), per late tick $(calc "$mps / ($lps > 0.01 ? $lps : 0.01)" 2), per tick behind $(calc "$mps / ($bps > 0.01 ? $bps : 0.01)" 2))"
-e_lost=$(lost eevdf) s_lost=$(lost scx)
 # each phase must have measured the servers (a stopped log measures nothing)
-for p in scx eevdf; do
+for p in scx eevdf fifo; do
   eval "((${p}_due >= 100))" || fail "$p: the servers logged too few ticks to measure"
 done
-((e_lost * 100 >= eevdf_due * 3)) || fail "the hogs did not slow the servers under EEVDF (lost $e_lost of $eevdf_due): nothing to compare"
-((s_lost * eevdf_due * 2 <= e_lost * scx_due)) \
-  || fail "scx_tick: the servers lost $(pct $s_lost $scx_due) % of their ticks, more than half of EEVDF's $(pct $e_lost $eevdf_due) %"
+# lost ticks in basis points of the ticks due, phase by phase
+bp() { eval "echo \$(( $(lost "$1") * 10000 / ${1}_due ))"; }
+e_bp=$(bp eevdf) f_bp=$(bp fifo) s_bp=$(bp scx)
+((e_bp >= f_bp + 300)) || fail "the hogs did not slow the servers under EEVDF more than under SCHED_FIFO (lost $(calc "$e_bp / 100" 2) % and $(calc "$f_bp / 100" 2) %): nothing to compare"
+((2 * s_bp <= e_bp + f_bp)) \
+  || fail "scx_tick: the servers lost $(calc "$s_bp / 100" 2) % of their ticks, more than halfway from SCHED_FIFO's $(calc "$f_bp / 100" 2) % to EEVDF's $(calc "$e_bp / 100" 2) %"
 check_dmesg_clean
