@@ -12,7 +12,7 @@
 #
 #   scripts/bench.sh [--quick] [--cpus LIST] [--scenarios LIST] [--repeat N]
 #                    [--runners LIST] [--seconds S] [--schedulers LIST]
-#                    [--out DIR] [--no-peers]
+#                    [--variant NAME=ARGS]... [--out DIR] [--no-peers]
 #
 #   --cpus 2,4,8      one guest per vCPU count (default 2,4,8; --quick: 4)
 #   --scenarios LIST  subset of (default all; --quick: standard):
@@ -52,6 +52,13 @@
 #                     scx_tick-nosteal scx_tick-nomidtick
 #                     scx_tick-nosteal-nomidtick scx_tick-hints
 #                     scx_tick-userspace scx_tick-halfcores
+#   --variant NAME=ARGS  (real and real-sim only) one more scx_tick cell in
+#                     every round, named NAME (scx_tick_ then lowercase
+#                     letters, digits, _), run with scx_tick's extra
+#                     arguments ARGS, or another build first with
+#                     --bin PATH (e.g. scx_tick_t1=--steal-threshold-ms 1,
+#                     scx_tick_old=--bin /tmp/old/scx_tick): an A/B in one
+#                     guest, the rounds alternating the order
 #   --out DIR         results folder (default results/bench-DATE); runs add to
 #                     it, the report is rebuilt from everything in it
 #   --no-peers        do not install missing peers (those are then skipped)
@@ -69,7 +76,7 @@ source "$ROOT/scripts/common.sh"
 source "$ROOT/scripts/bench-scenarios.sh"
 
 CPUS_LIST="" RUNNERS="" SECS="" SCHEDS="" OUT="" QUICK=0 NO_PEERS=0
-SCENARIOS="" REPEAT=""
+SCENARIOS="" REPEAT="" VARIANTS=()
 ORIG_ARGS=("$@")
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -82,7 +89,8 @@ while [[ $# -gt 0 ]]; do
     --schedulers) SCHEDS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --no-peers) NO_PEERS=1; shift ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    --variant) VARIANTS+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
     *) die "bench.sh: unknown option $1 (see scripts/bench.sh --help)" ;;
   esac
 done
@@ -103,6 +111,23 @@ for s in "${SCHED_LIST[@]}"; do
   [[ " ${ALL_SCHEDS[*]} " == *" $s "* ]] || die "bench.sh: unknown scheduler $s (allowed: ${ALL_SCHEDS[*]})"
 done
 [[ "$SECS" =~ ^[0-9]+$ && $SECS -ge 3 ]] || die "bench.sh: --seconds must be a whole number of at least 3"
+# --variant: checked here, before any guest boots; the real families'
+# guests get them as NAME=ARGS;NAME=ARGS (scripts/guest/bench-real.sh)
+VARIANT_NAMES=()
+for v in "${VARIANTS[@]}"; do
+  [[ "$v" =~ ^(scx_tick_[a-z0-9_]+)=([^\;]*)$ ]] \
+    || die "bench.sh: --variant $v: NAME=ARGS, NAME scx_tick_ then lowercase letters, digits or _, ARGS without ;"
+  [[ " ${ALL_SCHEDS[*]} ${VARIANT_NAMES[*]} " == *" ${BASH_REMATCH[1]} "* ]] \
+    && die "bench.sh: --variant ${BASH_REMATCH[1]}: the name is taken"
+  read -ra a <<<"${BASH_REMATCH[2]}"
+  if [[ "${a[0]:-}" == --bin ]]; then
+    [[ -x "${a[1]:-}" ]] || die "bench.sh: --variant $v: --bin ${a[1]:-}: no executable there"
+  fi
+  VARIANT_NAMES+=("${BASH_REMATCH[1]}")
+done
+if ((${#VARIANTS[@]} > 0)) && [[ ",$SCENARIOS," != *,real,* && ",$SCENARIOS," != *,real-sim,* ]]; then
+  die "bench.sh: --variant applies to the real and real-sim scenarios only"
+fi
 
 BIN="$ROOT/target/release"
 
@@ -281,10 +306,11 @@ run_real() { # VCPUS SCENARIO
   local v=$1 sc=$2 server=minetest list=() s
   [[ $sc == real-sim ]] && server=openttd
   for s in "${SCHED_LIST[@]}"; do [[ " ${REAL_SCHEDS[*]} " == *" $s "* ]] && list+=("$s"); done
+  list+=("${VARIANT_NAMES[@]}")
   ((${#list[@]} > 0)) || { log "$sc: none of --schedulers has a real-server cell"; return 0; }
   log "guest with $v vCPUs: real servers ($server), ${list[*]}"
   bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout $((REPEAT * (${#list[@]} + 1) * (SECS + 60) + 900)) \
-    --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
+    --env "SCX_TICK_CACHE=$CACHE_DIR" --env "SCX_TICK_BENCH_VARIANTS=$(IFS=';'; echo "${VARIANTS[*]}")" -- \
     bash "$ROOT/scripts/guest/bench-real.sh" --server "$server" --vcpus "$v" --seconds "$SECS" --repeat "$REPEAT" \
     --schedulers "$(IFS=,; echo "${list[*]}")" 2> >(tee -a "$OUT/guest-$sc-${v}vcpu.log" >&2) \
     | grep '^{' >>"$OUT/$sc-${v}vcpu.jsonl" || log "the $sc guest with $v vCPUs failed (see guest-$sc-${v}vcpu.log)"

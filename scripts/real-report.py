@@ -7,7 +7,7 @@ count, each scheduler's late steps (or ticks; and for OpenTTD the ticks lost) ov
 rounds (median, min-max), as ratios to the idle machine, EEVDF and SCHED_FIFO
 of the same guest, the CPUs the hogs got against EEVDF, scx_tick's ticks and
 misses against the servers' steps and late steps (OpenTTD: late and overdue
-ticks), and issue 26's targets.
+ticks), where the CPU went (where the records say), and issue 26's targets.
 
     scripts/real-report.py DIR
 """
@@ -80,6 +80,19 @@ def table(recs, vcpus):
             f"| {col} | {hogs[s]:.2f} "
             f"| {ratio(hogs[s], hogs.get('eevdf', 0)) if s != 'idle' else '-'} |")
     out.append("")
+    # where the CPU went (records since the bench took CPU snapshots)
+    cpu = {s: [r for r in rs if "idle_cpus" in r] for s, rs in by.items()}
+    if any(cpu.values()):
+        out.append("Where the CPU went, in CPUs (medians): the servers' threads, the scheduler's "
+                   "process and its BPF programs (exact run time), the hogs, idle.")
+        out.append("")
+        out.append("| scheduler | servers | scheduler process | BPF | hogs | idle |")
+        out.append("|---|---|---|---|---|---|")
+        for s in [s for s in ORDER if cpu.get(s)] + sorted(x for x in set(cpu) - set(ORDER) if cpu[x]):
+            m = {k: med([r[k] for r in cpu[s]]) for k in ("server_cpus", "sched_cpus", "bpf_cpus", "hog_cpus", "idle_cpus")}
+            out.append(f"| {s} | {m['server_cpus']:.2f} | {m['sched_cpus']:.2f} | {m['bpf_cpus']:.2f} "
+                       f"| {m['hog_cpus']:.2f} | {m['idle_cpus']:.2f} |")
+        out.append("")
     scx = by.get("scx_tick", [])
     stats = [r for r in scx if "scx_ticks_per_s" in r]
     if stats:

@@ -54,11 +54,11 @@ done
 # The virtme-ng path in every run (CI included): one scenario per thing it
 # must carry, kept few (each guest boots ~3x slower than the plain one).
 VNG_SUBSET=(vm/loads_and_names_itself vm/stats_match_the_workload)
-# On the oldest kernel: loading and detaching, the tick claim, and the
-# decisions against the model (its polls peek at queues through the
-# fallback there).
-OLDEST_SUBSET=(vm/loads_and_names_itself vm/ticks_beat_default_scheduler_under_load
-  vm/bpf_decisions_match_the_model)
+# On the oldest kernel: loading and detaching, and the decisions against
+# the model (its polls peek at queues through the fallback there). The
+# tick claim there left the suite for time (74 s on a slower host, where
+# the whole run took 64 min without set-up): docs/testing.md.
+OLDEST_SUBSET=(vm/loads_and_names_itself vm/bpf_decisions_match_the_model)
 # Scenarios that cannot pass in a virtme-ng guest, by name, and the limit of
 # vng that stops them (docs/testing.md), e.g. [vm/NAME]="vng lacks X"; they
 # are reported as skipped there, with the reason.

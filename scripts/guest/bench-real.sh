@@ -10,15 +10,24 @@
 #             2048 x 2048 map, the game's tick counter logged every 30 ms
 #             tick by the project's game script (tests/servers/openttd.sh)
 # One JSON record per cell on stdout; progress on stderr ("[bench] start S",
-# "[bench] finished S": the host's watchdog and skip logic read them).
+# "[bench] finished S": the host's watchdog and skip logic read them). Each
+# record says where the CPU went over its window, in CPUs: the servers', the
+# scheduler process's (both from every thread's /proc schedstat: exact run
+# time, where utime+stime is sampled at the timer tick), its BPF programs'
+# (the kernel's BPF run-time statistics, on for every cell) and the idle
+# CPUs'. Every other round runs the schedulers in the reverse order (the
+# idle machine first always), so that no scheduler always follows the same
+# one.
 #
 #   scripts/guest/bench-real.sh --server minetest|openttd --vcpus N --seconds S --repeat N --schedulers LIST
 #
 # scx_tick selects every thread of the servers by process name, one tick
 # per server process (tick=process), as an operator would; fifo puts every
 # server thread at SCHED_FIFO 50; the peers run with their defaults. Other
-# schedulers of the list (deadline, the scx_tick variants) have no
-# real-server cell and are skipped.
+# schedulers of the list (deadline, the standard bench's scx_tick variants)
+# have no real-server cell and are skipped. A name of scripts/bench.sh
+# --variant (SCX_TICK_BENCH_VARIANTS: NAME=ARGS;...) is scx_tick with
+# ARGS added, or with --bin PATH first another build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/scripts/common.sh"
@@ -50,6 +59,7 @@ case "$SERVER" in
     start_servers() { local i; for i in 1 2 3 4; do mt_start s$i 12 50; done
       for i in 1 2 3 4; do mt_wait_steps s$i 40 240 || die "server s$i logged no steps in 240 s"; done; }
     mark() { mt_mark; }
+    server_pids() { echo "${MT_PIDS[@]}"; }
     late() { mt_late "$1" "$2" 50; } # steps late seconds step_work_ms
     servers_fifo() { mt_fifo "$1"; }
     stop_servers() { mt_stop_all; } ;;
@@ -60,6 +70,7 @@ case "$SERVER" in
     start_servers() { local i; for i in 1 2; do ottd_start s$i; done
       for i in 1 2; do ottd_wait_ticks s$i 60 240 || die "server s$i logged no ticks in 240 s"; done; }
     mark() { ottd_mark; }
+    server_pids() { echo "${OTTD_PIDS[@]}"; }
     late() { ottd_late "$1" "$2"; } # due run late seconds behind overdue
     servers_fifo() { ottd_fifo "$1"; }
     stop_servers() { ottd_stop_all; } ;;
@@ -73,6 +84,14 @@ start_sched() { # SCHEDULER: 0 when it runs (or is the kernel's), 1 skipped (SKI
   case "$s" in
     eevdf|fifo) return 0 ;;
     scx_tick) cmd=("$BIN/scx_tick" --tick-threads "$SPEC" --stats-json "$WORK/scx.jsonl") ;;
+    scx_tick_*)
+      local variants=() v args=() bin="$BIN/scx_tick"
+      IFS=';' read -ra variants <<<"${SCX_TICK_BENCH_VARIANTS:-}"
+      for v in "${variants[@]}" ""; do [[ $v == "$s="* ]] && break; done
+      [[ -n "$v" ]] || { SKIP_WHY="no --variant $s"; return 1; }
+      read -ra args <<<"${v#"$s="}"
+      if [[ "${args[0]:-}" == --bin ]]; then bin=${args[1]}; args=("${args[@]:2}"); fi
+      cmd=("$bin" --tick-threads "$SPEC" --stats-json "$WORK/scx.jsonl" "${args[@]}") ;;
     *)
       [[ " ${PEERS[*]} " == *" $s "* ]] || { SKIP_WHY="no real-server cell"; return 1; }
       [[ -x "$PEER_DIR/bin/$s" ]] || { SKIP_WHY="not installed"; return 1; }
@@ -89,12 +108,33 @@ start_sched() { # SCHEDULER: 0 when it runs (or is the kernel's), 1 skipped (SKI
   fi
   threads_nice_0 "$SCHED_PID"
 }
+# Where the CPU goes: the wall clock, the idle CPUs' time (/proc/stat, in
+# clock ticks), the run time (ns) of the servers' threads and of the
+# scheduler process's, and the BPF programs' (bpftool, read at the tally).
+sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null || true
+run_ns() { # PID...: the run time of every thread of the processes
+  local p t sum=0 ns
+  for p in "$@"; do for t in /proc/"$p"/task/*/schedstat; do
+    read -r ns _ 2>/dev/null <"$t" && ((sum += ns))
+  done; done
+  echo $sum
+}
+cpu_snap() { # FILE
+  local idle
+  read -r _ _ _ _ idle _ </proc/stat
+  # shellcheck disable=SC2046 # the PIDs are words
+  echo "$(date +%s%N) $idle $(run_ns $(server_pids)) $([[ -n $SCHED_PID ]] && run_ns "$SCHED_PID" || echo 0)" >"$1.txt"
+  if [[ -n $SCHED_PID ]]; then bpftool -j prog show >"$1.bpf.json" 2>/dev/null || true; fi
+  return 0
+}
 CELLS=()
 cell() { # SCHEDULER ROUND: measure SECS seconds (tally_cells makes the record)
   local s=$1 round=$2
-  [[ $s == scx_tick ]] || rm -f "$WORK/scx.jsonl"
+  [[ $s == scx_tick* ]] || rm -f "$WORK/scx.jsonl"
   sleep 2
+  cpu_snap "$WORK/snap-$s-$round-0"
   measure_window mark
+  cpu_snap "$WORK/snap-$s-$round-1"
   # scx_tick's own ticks/s and misses/s come from its --stats-json so far
   [[ -s $WORK/scx.jsonl ]] && cp "$WORK/scx.jsonl" "$WORK/scx-$s-$round.jsonl"
   keep_window "cell_${s}_$round"
@@ -111,8 +151,8 @@ tally_cells() {
     r=$(late "$WIN_FROM" "$WIN_TO")
     # scx_tick's ticks/s and misses/s over the cell ("-" for the others)
     rates=$([[ -s $WORK/scx-$s-$round.jsonl ]] && group_rates "$WORK/scx-$s-$round.jsonl" "$GROUP" 2>/dev/null || echo "- -")
-    python3 - "$SERVER" "$SCENARIO" "$s" "$round" "$VCPUS" "$((WIN_NS / 1000000))" "$WIN_HOGS" $rates $r <<'PY'
-import json, sys
+    SNAP="$WORK/snap-$s-$round" python3 - "$SERVER" "$SCENARIO" "$s" "$round" "$VCPUS" "$((WIN_NS / 1000000))" "$WIN_HOGS" $rates $r <<'PY'
+import json, os, sys
 server, scen, s, rnd, vcpus, window_ms, hog, tps, mps = sys.argv[1:10]
 rec = {"scenario": scen, "scheduler": s, "round": int(rnd), "vcpus": int(vcpus),
        "hog_cpus": int(hog) / 100 / (int(window_ms) / 1000)}
@@ -125,12 +165,34 @@ else:  # the ticks run count as steps; those due and not run were lost
                overdue=int(overdue),
                lost_pct=100 * max(0, int(due) - int(run)) / max(1, int(due)))
 rec["late_pct"] = 100 * rec["late"] / max(1, rec["steps"])
+# where the CPU went over the window (cpu_snap at both edges), in CPUs
+snap = os.environ["SNAP"]
+def read_snap(edge):
+    wall, idle, servers, sched = (int(x) for x in open(f"{snap}-{edge}.txt").read().split())
+    try:
+        progs = json.load(open(f"{snap}-{edge}.bpf.json"))
+        bpf = sum(p.get("run_time_ns", 0) for p in progs)
+    except (OSError, ValueError):
+        bpf = 0
+    return wall, idle, servers, sched, bpf
+try:
+    a, b = read_snap(0), read_snap(1)
+    wall = (b[0] - a[0]) / 1e9
+    hz = os.sysconf("SC_CLK_TCK")
+    rec["idle_cpus"] = (b[1] - a[1]) / hz / wall
+    rec["server_cpus"] = (b[2] - a[2]) / 1e9 / wall
+    rec["sched_cpus"] = (b[3] - a[3]) / 1e9 / wall
+    rec["bpf_cpus"] = (b[4] - a[4]) / 1e9 / wall
+except (OSError, ValueError) as e:
+    print(f"[bench] {s} round {rnd}: no CPU snapshot ({e})", file=sys.stderr)
 if tps != "-":
     rec["scx_ticks_per_s"], rec["scx_misses_per_s"] = float(tps), float(mps)
 print(json.dumps(rec))
 print(f"[bench] {scen} {s:12} round {rnd}: {rec['late']} of {rec['steps']} {'steps' if server == 'minetest' else 'ticks'} "
       f"late ({rec['late_pct']:.2f} %)" + (f", {rec['lost_pct']:.2f} % lost" if "lost_pct" in rec else "")
-      + f", hogs {rec['hog_cpus']:.2f} CPUs", file=sys.stderr)
+      + f", hogs {rec['hog_cpus']:.2f} CPUs"
+      + (f", servers {rec['server_cpus']:.2f}, scheduler {rec['sched_cpus']:.2f} + BPF {rec['bpf_cpus']:.2f},"
+         f" idle {rec['idle_cpus']:.2f}" if "idle_cpus" in rec else ""), file=sys.stderr)
 PY
   done
   CELLS=()
@@ -145,7 +207,9 @@ for ((round = 0; round < REPEAT; round++)); do
   cell idle "$round"
   tally_cells
   stress-ng --cpu $((HOGS_PER_CPU * VCPUS)) --timeout 0 >/dev/null 2>&1 &
-  for s in "${SCHED_LIST[@]}"; do
+  order=("${SCHED_LIST[@]}")
+  if ((round % 2)); then order=(); for ((k = ${#SCHED_LIST[@]} - 1; k >= 0; k--)); do order+=("${SCHED_LIST[$k]}"); done; fi
+  for s in "${order[@]}"; do
     [[ "$skipped" == *" $s "* ]] && continue
     echo "[bench] start $s" >&2
     if ! start_sched "$s"; then

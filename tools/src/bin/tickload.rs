@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, OnceLock, mpsc};
 use std::time::Duration;
 
@@ -49,7 +49,8 @@ struct Args {
     /// Seed of the work draws; runner k uses seed + k.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// How long to run, in seconds.
+    /// How long to run, in seconds (SIGTERM ends the run sooner: the
+    /// report then covers the run up to it).
     #[arg(long, default_value_t = 10.0)]
     duration_s: f64,
     /// Scheduling policy of the runner threads.
@@ -120,6 +121,16 @@ struct RunnerReport {
     /// Ticks of the period grid skipped because the runner was a whole
     /// period behind (--game-server): due, never run, so missed.
     skipped: u64,
+}
+
+/// When SIGTERM came (CLOCK_MONOTONIC ns; 0: it has not): each runner
+/// stops at its next tick, and the report covers the run up to the signal,
+/// so a caller can end a run whose length it could not know in advance.
+static STOPPED_AT: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn on_sigterm(_: libc::c_int) {
+    // clock_gettime is async-signal-safe
+    STOPPED_AT.store(clock_ns(libc::CLOCK_MONOTONIC).max(1), Ordering::Relaxed);
 }
 
 fn ns(ms: f64) -> u64 {
@@ -216,7 +227,7 @@ fn run_ticks(plan: &Plan, mut rng: Rng) -> (Vec<Tick>, BTreeMap<i32, u64>, u64, 
     let mut skipped = 0;
     let mut next = plan.start;
     let mut jump = Some(plan.jump);
-    while next < plan.end {
+    while next < plan.end && STOPPED_AT.load(Ordering::Relaxed) == 0 {
         if let Some((at, by)) = jump
             && next >= at
         {
@@ -376,12 +387,19 @@ fn run(a: Args) -> Result<()> {
     }
     let end = start + Duration::from_secs_f64(a.duration_s).as_nanos() as u64;
     times.set((start, end)).expect("set once");
+    // SAFETY: the handler only stores to an atomic after clock_gettime,
+    // both async-signal-safe.
+    unsafe { libc::signal(libc::SIGTERM, on_sigterm as *const () as libc::sighandler_t) };
     barrier.wait();
 
     let results: Vec<_> = handles
         .into_iter()
         .map(|h| h.join().expect("runner panicked"))
         .collect();
+    let end = match STOPPED_AT.load(Ordering::Relaxed) {
+        0 => end,
+        t => t.clamp(start + 1, end),
+    };
     let mut runners = Vec::new();
     let mut all = Vec::new();
     let mut log = String::new();
