@@ -108,18 +108,21 @@ EOF
   echo "--config.file=$1/prometheus.yml --storage.tsdb.path=$1/tsdb --web.listen-address=127.0.0.1:9090"
 }
 
-# The CPU time the CPU hogs beside the servers (stress-ng) had so far, in
-# clock ticks (read by the shell itself: a process started per hog took 5 s
-# for 9 hogs in a loaded guest)
-hog_ticks() {
+# cpu_ticks PID...: the CPU time (utime + stime) the processes had so far,
+# in clock ticks; one that is gone counts 0 (read by the shell itself: a
+# process started per hog took 5 s for 9 hogs in a loaded guest)
+cpu_ticks() {
   local p sum=0 f line
-  for p in $(pgrep stress-ng); do
+  for p in "$@"; do
     read -r line 2>/dev/null </proc/"$p"/stat || continue
-    f=(${line##*) })
+    f=(${line##*) }) # after the comm: utime and stime are the 12th and 13th
     ((sum += ${f[11]:-0} + ${f[12]:-0}))
   done
   echo $sum
 }
+# The CPU time the CPU hogs beside the servers (stress-ng) had so far
+# shellcheck disable=SC2046 # the PIDs are words
+hog_ticks() { cpu_ticks $(pgrep stress-ng); }
 
 # measure_window MARK: SECS seconds between two MARK calls (a real server's
 # counters, scripts/common.sh's mark_counts). Sets WIN_FROM and WIN_TO (the

@@ -16,7 +16,7 @@
 # CPUs, which a slower host shrinks (the scheduler's and the kernel's own
 # work is emulated instructions): where the load itself misses more than
 # 15 % of its ticks (6-12 % on most hosts, 18-21 % on a slower one, where
-# every probe missed 72-80 %), the guest is past the load the scenario
+# every probe missed 72-94 %), the guest is past the load the scenario
 # means, and it runs once more with 7 runners instead of 8 (on that host:
 # 26.50 % and 75.77 % missed, the load 5.26 %; with 6 the other probe
 # missed only 9.00 %).

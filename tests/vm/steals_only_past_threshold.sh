@@ -22,12 +22,10 @@ run_case() { # name, scx flags...
   # shared), so 0 steals were counted (2 runs of 2026-11-29, 1-3 before;
   # once more in a slower host's shared guest, where the hog's worker
   # existed but had not yet run: so wait until it has used CPU time)
-  local w line f
+  local w
   for _ in $(seq 100); do
     w=$(pgrep -P "$hog" | head -1) || true
-    line=$(cat "/proc/${w:-0}/stat" 2>/dev/null) || line=""
-    f=(${line##*) }) # after the comm: utime and stime are the 12th and 13th
-    ((${f[11]:-0} + ${f[12]:-0} > 0)) && break
+    (($(cpu_ticks $w) > 0)) && break
     sleep 0.1
   done
   sleep 0.5
