@@ -24,7 +24,11 @@
 # at most 2 x plus 1 miss/s: in a run with few late steps the step
 # deadline misses the servers do not log late dominate, 0.87 misses/s for
 # 0.18 late steps/s in one bench round).
-# Catches: nohelpers nolatesteps
+# Catches: nolatesteps
+# (nohelpers too where the servers keep their step rate, as on the hosts
+# before 2026-11-30; on a slower host they fall behind under that breakage,
+# 95.03 % of steps late, and ticks per step are not asserted:
+# vm/bpf_decisions_match_the_model catches it on every host)
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/servers/minetest.sh"
 trap 'mt_stop_all; cleanup' EXIT
