@@ -1,5 +1,6 @@
 //! Which cgroups hold each tick group's runners, kept in step with the BPF
-//! `tick_groups` map while scx_tick runs (one scan every 200 ms):
+//! `tick_groups` map while scx_tick runs (one scan every 200 ms; every
+//! process's name is read again every 2 s, a new process's at once):
 //!
 //! - a group given by cgroup: the cgroup may appear after scx_tick started
 //!   (at boot, before the server's service made it) or be removed and made
@@ -35,6 +36,22 @@ use crate::config::plan::{Plan, Runners, ThreadSelect};
 /// The same pace as the pinning scan: new threads are runners within 200 ms.
 const SCAN_EVERY: Duration = Duration::from_millis(200);
 
+/// A scan reads the names of the processes new since the last scans, and
+/// of a tracked process only its thread list (its new threads' names when
+/// it changed); everything is read again this often (a process that execs
+/// into a server, a renamed thread, one moved to another cgroup), as
+/// reading all of it five times a second was most of scx_tick's CPU
+/// beside busy servers.
+const RECHECK_EVERY: Duration = Duration::from_secs(2);
+
+/// The processes a scan sees, and which of them it reads.
+struct Listing {
+    all: BTreeSet<u32>,
+    /// Whose name and command line are read: new ones, or all on a recheck.
+    read: Vec<u32>,
+    recheck: bool,
+}
+
 /// Name prefix of the threaded child cgroups scx_tick makes in a process's cgroup.
 pub const CHILD_PREFIX: &str = "scx_tick-";
 
@@ -65,6 +82,9 @@ struct Proc {
     /// When it first matched, and whether its having no runner was said.
     seen: Instant,
     no_runner_said: bool,
+    /// Its threads (sorted) and its child's cgroup id as of the last read.
+    tids: Vec<u32>,
+    child_id: u64,
 }
 
 /// A matched process may start its tick threads late (a JVM names them
@@ -114,6 +134,9 @@ pub struct Membership {
     /// lines may contain the very patterns we look for.
     ours: BTreeSet<u32>,
     last_scan: Option<Instant>,
+    /// The processes of the last two scans, and when all were last read again.
+    listed: [BTreeSet<u32>; 2],
+    last_recheck: Option<Instant>,
     full_said: bool,
 }
 
@@ -138,6 +161,12 @@ pub fn parse_start_time(stat: &str) -> Option<u64> {
 
 fn start_time(pid: u32) -> Option<u64> {
     parse_start_time(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The processes of `pids` not in both of the last two scans' `listed`.
+fn fresh(pids: &[u32], listed: &[BTreeSet<u32>; 2]) -> Vec<u32> {
+    let old = |p: &u32| listed.iter().all(|l| l.contains(p));
+    pids.iter().filter(|p| !old(p)).copied().collect()
 }
 
 /// Every process id now.
@@ -231,7 +260,7 @@ pub fn name_summary<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) ->
 }
 
 /// A comm file: at most 16 bytes, read in one call (no stat for a size
-/// hint: every process's is read every 200 ms).
+/// hint: every process's is read every 2 s).
 fn read_comm(path: &str) -> Option<String> {
     let mut buf = [0u8; 64];
     let n = std::fs::File::open(path).ok()?.read(&mut buf).ok()?;
@@ -334,6 +363,8 @@ impl Membership {
             registered: BTreeMap::new(),
             ours: own_lineage(),
             last_scan: None,
+            listed: Default::default(),
+            last_recheck: None,
             full_said: false,
         }
     }
@@ -450,9 +481,13 @@ impl Membership {
             .iter()
             .any(|g| matches!(g.source, Source::Threads { .. }))
         {
-            all_pids()
+            self.listing(all_pids())
         } else {
-            Vec::new()
+            Listing {
+                all: BTreeSet::new(),
+                read: Vec::new(),
+                recheck: true,
+            }
         };
         for i in 0..self.groups.len() {
             match &self.groups[i].source {
@@ -490,6 +525,26 @@ impl Membership {
         if !stale.is_empty() {
             t.changed();
         }
+    }
+
+    /// The processes now, and whose names this scan reads: the ones new in
+    /// this scan or the last (a child forked by a shell is read again once
+    /// it has exec'd), or all of them every [`RECHECK_EVERY`].
+    fn listing(&mut self, pids: Vec<u32>) -> Listing {
+        let recheck = self
+            .last_recheck
+            .is_none_or(|t| t.elapsed() >= RECHECK_EVERY);
+        let mut read = if recheck {
+            self.last_recheck = Some(Instant::now());
+            pids.clone()
+        } else {
+            fresh(&pids, &self.listed)
+        };
+        read.sort_unstable(); // searched per tracked process
+        let all: BTreeSet<u32> = pids.into_iter().collect();
+        self.listed.swap(0, 1);
+        self.listed[0] = all.clone();
+        Listing { all, read, recheck }
     }
 
     /// A cgroup group's cgroup, created or waited for; logs each change.
@@ -541,24 +596,35 @@ impl Membership {
 
     /// Group `i` of threads selected by name: every matching process's
     /// threads into its child cgroup.
-    fn scan_threads(&mut self, t: &mut Table, i: usize, pids: &[u32], want: &mut BTreeSet<u64>) {
+    fn scan_threads(&mut self, t: &mut Table, i: usize, pids: &Listing, want: &mut BTreeSet<u64>) {
         let Source::Threads { select, procs, .. } = &self.groups[i].source else {
             return;
         };
-        // the tracked ones are re-read too: a process may exec into another
-        let matched = matching_processes(select, pids, &self.ours);
-        // processes that exited, were replaced (same pid, new start) or no
-        // longer match: their threads go back, their child may go
+        let matched = matching_processes(select, &pids.read, &self.ours);
+        // processes that exited, were replaced (same pid, new start) or,
+        // read again (a process may exec into another), no longer match:
+        // their threads go back, their child may go
         let gone: Vec<u32> = procs
             .iter()
-            .filter(|(pid, p)| matched.get(pid).is_none_or(|(s, _)| *s != p.start))
+            .filter(|(pid, p)| match pids.read.binary_search(pid) {
+                Ok(_) => matched.get(pid).is_none_or(|(s, _)| *s != p.start),
+                Err(_) => !pids.all.contains(pid),
+            })
             .map(|(pid, _)| *pid)
             .collect();
         for pid in gone {
             self.release(i, pid);
         }
-        for (pid, (start, comm)) in matched {
-            self.take_threads(t, i, pid, start, comm, want);
+        let Source::Threads { procs, .. } = &self.groups[i].source else {
+            return;
+        };
+        let kept: Vec<(u32, (u64, String))> = procs
+            .iter()
+            .filter(|(pid, _)| !matched.contains_key(pid))
+            .map(|(pid, p)| (*pid, (p.start, p.comm.clone())))
+            .collect();
+        for (pid, (start, comm)) in matched.into_iter().chain(kept) {
+            self.take_threads(t, i, pid, start, comm, pids.recheck, want);
         }
     }
 
@@ -588,6 +654,7 @@ impl Membership {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn take_threads(
         &mut self,
         t: &mut Table,
@@ -595,6 +662,7 @@ impl Membership {
         pid: u32,
         start: u64,
         comm: String,
+        recheck: bool,
         want: &mut BTreeSet<u64>,
     ) {
         let name = self.groups[i].name.clone();
@@ -609,6 +677,19 @@ impl Membership {
         };
         if refused.contains(&(pid, start)) {
             return;
+        }
+        // between rechecks, a tracked process whose threads are the same
+        // needs nothing more
+        if !recheck
+            && let Some(p) = procs.get(&pid)
+            && self.registered.contains_key(&p.child_id)
+        {
+            let mut tids = list_ids(&format!("/proc/{pid}/task"));
+            tids.sort_unstable();
+            if tids == p.tids {
+                want.insert(p.child_id);
+                return;
+            }
         }
         let Some(rel) = cgroup::cgroup_of(pid) else {
             return; // exited
@@ -642,6 +723,8 @@ impl Membership {
         let in_child = threads_in(&child);
         let (mut moved_in, mut moved_out) = (0, 0);
         let threads = threads_of(pid);
+        let mut tids: Vec<u32> = threads.iter().map(|(t, _)| *t).collect();
+        tids.sort_unstable();
         let is_runner = |name: &str| select.thread_matches(name) || SCX_TICK_BREAK_SELECTALL;
         let runners = threads.iter().filter(|(_, n)| is_runner(n)).count();
         for (tid, tname) in threads.iter().map(|(t, n)| (*t, n.as_str())) {
@@ -705,6 +788,8 @@ impl Membership {
                 child,
                 seen,
                 no_runner_said,
+                tids,
+                child_id: id,
             },
         );
     }

@@ -83,3 +83,22 @@ fn our_own_process_and_its_callers_are_never_matched() {
         m.ours
     );
 }
+
+#[test]
+fn a_new_process_is_read_in_two_scans_then_left_to_the_recheck() {
+    let mut listed: [BTreeSet<u32>; 2] = Default::default();
+    let mut scan = |pids: &[u32]| {
+        let read = fresh(pids, &listed);
+        listed.swap(0, 1);
+        listed[0] = pids.iter().copied().collect();
+        read
+    };
+    assert_eq!(scan(&[1, 2]), vec![1, 2]);
+    assert_eq!(scan(&[1, 2, 7]), vec![1, 2, 7], "1 and 2 were seen once");
+    // 7 (a shell's child, maybe not exec'd yet when first read) once more
+    assert_eq!(scan(&[1, 2, 7]), vec![7]);
+    assert_eq!(scan(&[1, 2, 7]), Vec::<u32>::new());
+    // a pid gone for a scan and back is new again
+    assert_eq!(scan(&[1, 2]), Vec::<u32>::new());
+    assert_eq!(scan(&[1, 2, 7]), vec![7]);
+}

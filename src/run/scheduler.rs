@@ -413,7 +413,8 @@ impl<'a> Scheduler<'a> {
                 Err(e) => warn!("pinning: {e:#}"),
             }
             hints.serve(&self.skel);
-            // Waits for miss events at most 100 ms: also the loop's pace.
+            // The loop's pace: 100 ms, less only when the miss ring fills
+            // (the BPF side wakes it then, not for every miss).
             // EINTR: a signal (our own SIGINT/SIGTERM) cut the wait short
             if let Err(e) = rb.poll(Duration::from_millis(100))
                 && e.kind() != libbpf_rs::ErrorKind::Interrupted
