@@ -624,8 +624,28 @@ impl Membership {
             .map(|(pid, p)| (*pid, (p.start, p.comm.clone())))
             .collect();
         for (pid, (start, comm)) in matched.into_iter().chain(kept) {
-            self.take_threads(t, i, pid, start, comm, pids.recheck, want);
+            // between rechecks, a tracked process whose threads are the
+            // same needs nothing more
+            if !pids.recheck
+                && let Some(id) = self.unchanged(i, pid)
+            {
+                want.insert(id);
+                continue;
+            }
+            self.take_threads(t, i, pid, start, comm, want);
         }
+    }
+
+    /// The registered child of group `i`'s tracked process `pid`, when its
+    /// threads are those of the last read.
+    fn unchanged(&self, i: usize, pid: u32) -> Option<u64> {
+        let Source::Threads { procs, .. } = &self.groups[i].source else {
+            return None;
+        };
+        let p = procs.get(&pid)?;
+        let mut tids = list_ids(&format!("/proc/{pid}/task"));
+        tids.sort_unstable();
+        (self.registered.contains_key(&p.child_id) && tids == p.tids).then_some(p.child_id)
     }
 
     /// A process left the group: its live threads back into its cgroup.
@@ -654,7 +674,6 @@ impl Membership {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn take_threads(
         &mut self,
         t: &mut Table,
@@ -662,7 +681,6 @@ impl Membership {
         pid: u32,
         start: u64,
         comm: String,
-        recheck: bool,
         want: &mut BTreeSet<u64>,
     ) {
         let name = self.groups[i].name.clone();
@@ -677,19 +695,6 @@ impl Membership {
         };
         if refused.contains(&(pid, start)) {
             return;
-        }
-        // between rechecks, a tracked process whose threads are the same
-        // needs nothing more
-        if !recheck
-            && let Some(p) = procs.get(&pid)
-            && self.registered.contains_key(&p.child_id)
-        {
-            let mut tids = list_ids(&format!("/proc/{pid}/task"));
-            tids.sort_unstable();
-            if tids == p.tids {
-                want.insert(p.child_id);
-                return;
-            }
         }
         let Some(rel) = cgroup::cgroup_of(pid) else {
             return; // exited
