@@ -3,7 +3,8 @@
 # beside four minetest servers (the bench's real family, selected by process
 # name, tick=process) and 8 CPU hogs: each of its threads' utime+stime over
 # 10 s, then perf's samples of the process over 10 s (cpu-clock, call
-# graphs), and strace -c -f of it over 10 s.
+# graphs), and strace -c -f of it over 10 s. PROF_BIN (2026-11-30, optional):
+# another scx_tick binary than target/release/scx_tick.
 set -euo pipefail
 ROOT=/work/main
 source "$ROOT/scripts/common.sh"
@@ -17,7 +18,7 @@ echo "threads per server: $(for p in "${MT_PIDS[@]}"; do ls /proc/$p/task | wc -
 echo "processes: $(ls -d /proc/[0-9]* | wc -l)" >&2
 stress-ng --cpu 8 --timeout 0 >/dev/null 2>&1 &
 SPEC="mt,process=^minetestserver\$,tick=process"
-nice -n -20 "$ROOT/target/release/scx_tick" --tick-threads "$SPEC" --stats-json "$WORK/scx.jsonl" >"$WORK/sched.log" 2>&1 &
+nice -n -20 "${PROF_BIN:-$ROOT/target/release/scx_tick}" --tick-threads "$SPEC" --stats-json "$WORK/scx.jsonl" >"$WORK/sched.log" 2>&1 &
 SCHED_PID=$!
 wait_sched_state enabled 120 "$SCHED_PID" || die "scx_tick did not load"
 threads_nice_0 "$SCHED_PID"
