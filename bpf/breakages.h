@@ -99,6 +99,9 @@
 #ifndef SCX_TICK_BREAK_NOLOCALITY
 #define SCX_TICK_BREAK_NOLOCALITY 0 /* nolocality: steals and spill-overs look at CPUs in list order, not nearest first */
 #endif
+#ifndef SCX_TICK_BREAK_NOOTHERLOCALITY
+#define SCX_TICK_BREAK_NOOTHERLOCALITY 0 /* nootherlocality: a CPU takes the fair queue's head, never a task that last ran on it */
+#endif
 #ifndef SCX_TICK_BREAK_ONEFAIRQ
 #define SCX_TICK_BREAK_ONEFAIRQ 0 /* onefairq: one machine-wide fair queue of other work, not one per LLC */
 #endif

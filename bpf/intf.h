@@ -93,6 +93,7 @@ struct cpu_stats {
 	u64 dispatch_stolen;  /* runner started away from its home CPU because it would have started late there */
 	u64 dispatch_other;   /* other task taken from a fair queue */
 	u64 other_far;        /* ... from another LLC's fair queue */
+	u64 other_local;      /* ... that last ran on this CPU, taken ahead of the head */
 	u64 other_probes;     /* other LLCs' fair queues looked at for it (bounded per dispatch) */
 	u64 other_started;    /* other work started on a CPU (from any queue) */
 	u64 other_beside_runner; /* ... on a core whose other SMT thread ran a runner */

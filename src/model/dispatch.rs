@@ -978,6 +978,24 @@ pub fn take_other_from(
     best.map(|(q, _)| q)
 }
 
+/// Which task of a fair queue a CPU takes, given the queue in key order as
+/// (key, whether it last ran on this CPU and may run here): the first that
+/// last ran here among those within `slice` of the head's key (at most
+/// MAX_PROBES looked at), else the head. A CPU hog preempted by a runner
+/// so resumes on its CPU instead of moving at every slice's end; taken
+/// out of order, it is at most a slice ahead of its turn (BPF:
+/// `move_local_other()`).
+pub fn pick_other(queue: &[(u64, bool)], slice: u64) -> Option<usize> {
+    let (head, _) = *queue.first()?;
+    let until = head.wrapping_add(slice);
+    queue
+        .iter()
+        .take(MAX_PROBES)
+        .take_while(|&&(key, _)| !before(until, key))
+        .position(|&(_, here)| here)
+        .or(Some(0))
+}
+
 /// The shortest lend worth a dispatch (bpf/intf.h).
 pub const MIN_LEND_NS: u64 = crate::bpf::intf::tick_consts_MIN_LEND_NS as u64;
 /// The slice of a task that keeps its CPU (bpf/intf.h: the kernel's

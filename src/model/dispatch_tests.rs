@@ -796,6 +796,34 @@ fn other_work_comes_from_its_own_cache_unless_a_queue_nearby_waited_a_slice_long
 }
 
 #[test]
+fn a_cpu_takes_the_other_work_that_last_ran_on_it_within_a_slice_of_the_head() {
+    const MS: u64 = 1_000_000;
+    let slice = 5 * MS;
+    assert_eq!(pick_other(&[], slice), None);
+    // nothing of its own: the head
+    assert_eq!(
+        pick_other(&[(100 * MS, false), (101 * MS, false)], slice),
+        Some(0)
+    );
+    // its own within a slice of the head goes first; the head is its own: the head
+    let q = [(100 * MS, false), (103 * MS, false), (105 * MS, true)];
+    assert_eq!(pick_other(&q, slice), Some(2));
+    assert_eq!(
+        pick_other(&[(100 * MS, true), (101 * MS, true)], slice),
+        Some(0)
+    );
+    // more than a slice behind the head: not ahead of it
+    let q = [(100 * MS, false), (105 * MS + 1, true)];
+    assert_eq!(pick_other(&q, slice), Some(0));
+    // at most MAX_PROBES looked at
+    let mut q = vec![(100 * MS, false); MAX_PROBES];
+    q.push((100 * MS, true));
+    assert_eq!(pick_other(&q, slice), Some(0));
+    q[MAX_PROBES - 1].1 = true;
+    assert_eq!(pick_other(&q, slice), Some(MAX_PROBES - 1));
+}
+
+#[test]
 fn other_work_is_owed_a_cpu_only_after_it_waited_a_period_without_it() {
     let t = OTHER_SHARE_PERIOD_NS;
     assert!(!other_owed(0, t, Some(0)), "exactly one period: not yet");

@@ -208,6 +208,7 @@ statistics! {
         dispatch_stolen: "runners stolen from another tick CPU, cumulative",
         dispatch_other: "other tasks dispatched from a fair queue (one per LLC), cumulative",
         other_far: "of dispatch_other, those taken from another LLC's fair queue, cumulative",
+        other_local: "of dispatch_other, those that last ran on the CPU taking them, taken ahead of the queue's head, cumulative",
         other_probes: "other LLCs' fair queues looked at for them, cumulative (at most 8 per dispatch, none while the own queue's head is fresh)",
         other_started: "other tasks started on a CPU, from any queue, cumulative",
         other_beside_runner: "of other_started, those on an SMT thread whose core's other thread ran a runner, cumulative",
