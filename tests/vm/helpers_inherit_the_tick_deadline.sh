@@ -17,9 +17,10 @@
 # work is emulated instructions): where the load itself misses more than
 # 15 % of its ticks (6-12 % on most hosts, 18-21 % on a slower one, where
 # every probe missed 72-94 %), the guest is past the load the scenario
-# means, and it runs once more with 7 runners instead of 8 (on that host:
-# 26.50 % and 75.77 % missed, the load 5.26 %; with 6 the other probe
-# missed only 9.00 %).
+# means, and it runs once more with one runner fewer, down to 5 (on that
+# host, with 7: 26.50 % and 75.77 % missed, the load 5.26 %; with 6 the
+# other probe missed only 9.00 %; on a slower one still, 2026-11-30, the
+# load missed 20.91 % with 8 and 22.21 % with 7).
 # Catches: noinherit
 # guest: shared
 source "$(dirname "$0")/../lib.sh"
@@ -51,13 +52,14 @@ ok = own >= 10 and inherit <= 0.75 * own
 sys.exit(0 if ok else 2 if load > 15 else 1)
 PY
 }
-rc=0
-trio 8 || rc=$?
-if ((rc == 2)); then
-  note "the load missed more than 15 %: the guest is past the load the scenario means; once more with 7 load runners"
+rc=0 n=8
+trio $n || rc=$?
+while ((rc == 2 && n > 5)); do
+  n=$((n - 1))
+  note "the load missed more than 15 %: the guest is past the load the scenario means; once more with $n load runners"
   rc=0
-  trio 7 || rc=$?
-fi
+  trio $n || rc=$?
+done
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 grep "scx_tick summary:" "$WORK/scx.out" | sed 's/^/# /'
