@@ -38,10 +38,16 @@ run_case() { # name, scx flags...
 }
 
 # 6 hogs and 2 runners using 4 % of a CPU each: lent, the tick CPUs are
-# nearly always busy; not lent, nearly always idle (records/tests 2026-11-24
-# to 26: busy 91-96 % with 2069-2432 lends for 320 ticks; 2-5 % not lent)
+# mostly busy; not lent, nearly always idle (records/tests 2026-11-24 to
+# 26: busy 91-96 % with 2069-2432 lends for 320 ticks; 2-5 % not lent,
+# 3 % with the nolend breakage). In a slow stretch of a slower host lent
+# CPUs idle longer between a hog's queueing and the kick that wakes them
+# (an idle vCPU waits for the host): 73 % once in the suite on
+# 2026-11-30, 92 % on its second run and 91 % alone an hour later; a probe
+# of this case, the builds before and after that day's change in turns,
+# gave 50-81 % for both (records/probes/lend-busy-2026-11-30/). Bound: 60.
 run_case mid-tick
-((busy >= 85)) || fail_catches nolend "mid-tick on: the tick CPUs were busy only $busy % of the time beside 6 hogs (allowed: 85 or more)"
+((busy >= 60)) || fail_catches nolend "mid-tick on: the tick CPUs were busy only $busy % of the time beside 6 hogs (allowed: 60 or more)"
 ((tot_lends >= 1500)) || fail_catches "nolend nolendcount" "mid-tick on: tick CPUs ran other work only $tot_lends times while runners slept (allowed: 1500 or more)"
 # a 45 ms buffer: a runner sleeps about 48 ms, so about 3 ms of each is lent
 # (2026-11-28: busy 23-33 % in records/tests and probes; 75-79 % with lent
