@@ -146,14 +146,14 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 	 * Never stall other work: its share first, when runners had the CPU
 	 * too long (a tick CPU only if it may lend itself at all).
 	 */
-	if ((me < 0 || mid_tick_tasks) && other_owed(cpu, cctx, now) && take_other(cpu, now)) {
+	if ((me < 0 || mid_tick_tasks) && other_owed(cpu, cctx, now) && take_other(cpu, now, true)) {
 		cctx->share_until = now + OTHER_SHARE_SLICE_NS;
 		return;
 	}
 	if (me < 0) {
 		if (!SCX_TICK_BREAK_NOSPILL && take_late_runner(cpu, cctx))
 			return;
-		if (!take_other(cpu, now))
+		if (!take_other(cpu, now, false))
 			keep_prev(prev, cpu, false, cctx, now);
 		return;
 	}
@@ -173,7 +173,7 @@ void BPF_STRUCT_OPS(tick_dispatch, s32 cpu, struct task_struct *prev)
 
 	/* the runners sleep: lend the CPU to other work if the next tick is far enough */
 	if (mid_tick_tasks && !SCX_TICK_BREAK_NOLEND && lend_window(cctx, now) >= MIN_LEND_NS &&
-	    take_other(cpu, now)) {
+	    take_other(cpu, now, false)) {
 		if (!SCX_TICK_BREAK_NOLENDCOUNT)
 			STAT_INC(lends);
 		return;

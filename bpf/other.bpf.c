@@ -30,8 +30,9 @@ static bool head_queued_at(u64 dsq, u64 now, u64 *at)
  * @cpu, if one is within a slice of the head's key (at most MAX_PROBES
  * looked at; the head first). Without it every slice's end, and every
  * runner that preempts lent work, moved a CPU hog to another CPU: beside 8
- * runners the hogs changed CPUs 260-290 times a second, 9-10 under
- * SCHED_FIFO, and each move locks another CPU's run queue. Taken out of
+ * runners the hogs changed CPUs 294-338 times a second, 73-89 with it,
+ * 9-11 under SCHED_FIFO (records/probes/hog-moves-2026-11-30/), and each
+ * move locks another CPU's run queue. Taken out of
  * order, a task is at most a slice ahead of its turn, which the fair
  * queue's key allows anyway (enqueue_other()). Mirrors
  * dispatch::pick_other().
@@ -63,15 +64,17 @@ static bool move_local_other(u64 dsq, s32 cpu)
 }
 
 /*
- * Move other work to @cpu's local queue: the head of its LLC's fair queue,
- * unless that has waited more than a slice (or there is none) and a fair
+ * Move other work to @cpu's local queue: from its LLC's fair queue,
+ * unless that queue's head has waited more than a slice (or there is none) and a fair
  * queue nearby, its node's first, at most MAX_PROBES of them, has a head
  * that has waited a slice longer still: an LLC short of CPUs for other
  * work (its CPUs all tick CPUs, busy) does not keep its tasks waiting
- * while the rest of the machine runs newer ones. Mirrors
- * dispatch::take_other_from().
+ * while the rest of the machine runs newer ones. From that queue the task
+ * that last ran on @cpu (move_local_other()), unless @owed: a share owed
+ * to other work goes to the head that waited for it. Mirrors
+ * dispatch::take_other_from() and dispatch::pick_other().
  */
-static bool take_other(s32 cpu, u64 now)
+static bool take_other(s32 cpu, u64 now, bool owed)
 {
 	u64 own = fair_q(cpu), best = own, best_at = 0, at;
 	bool found = head_queued_at(own, now, &best_at);
@@ -95,7 +98,7 @@ static bool take_other(s32 cpu, u64 now)
 	}
 	if (!found)
 		return false;
-	if (move_local_other(best, cpu) || scx_bpf_dsq_move_to_local(best, 0)) {
+	if ((!owed && move_local_other(best, cpu)) || scx_bpf_dsq_move_to_local(best, 0)) {
 		STAT_INC(dispatch_other);
 		if (best != own)
 			STAT_INC(other_far);

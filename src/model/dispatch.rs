@@ -983,10 +983,14 @@ pub fn take_other_from(
 /// last ran here among those within `slice` of the head's key (at most
 /// MAX_PROBES looked at), else the head. A CPU hog preempted by a runner
 /// so resumes on its CPU instead of moving at every slice's end; taken
-/// out of order, it is at most a slice ahead of its turn (BPF:
-/// `move_local_other()`).
-pub fn pick_other(queue: &[(u64, bool)], slice: u64) -> Option<usize> {
+/// out of order, it is at most a slice ahead of its turn. A share `owed`
+/// to other work ([`other_owed`]) goes to the head, which waited for it
+/// (BPF: `take_other()`, `move_local_other()`).
+pub fn pick_other(queue: &[(u64, bool)], slice: u64, owed: bool) -> Option<usize> {
     let (head, _) = *queue.first()?;
+    if owed {
+        return Some(0);
+    }
     let until = head.wrapping_add(slice);
     queue
         .iter()

@@ -796,31 +796,34 @@ fn other_work_comes_from_its_own_cache_unless_a_queue_nearby_waited_a_slice_long
 }
 
 #[test]
-fn a_cpu_takes_the_other_work_that_last_ran_on_it_within_a_slice_of_the_head() {
+fn a_cpu_takes_the_other_work_that_last_ran_on_it_within_a_slice_of_the_head_unless_owed() {
     const MS: u64 = 1_000_000;
     let slice = 5 * MS;
-    assert_eq!(pick_other(&[], slice), None);
+    assert_eq!(pick_other(&[], slice, false), None);
     // nothing of its own: the head
     assert_eq!(
-        pick_other(&[(100 * MS, false), (101 * MS, false)], slice),
+        pick_other(&[(100 * MS, false), (101 * MS, false)], slice, false),
         Some(0)
     );
     // its own within a slice of the head goes first; the head is its own: the head
     let q = [(100 * MS, false), (103 * MS, false), (105 * MS, true)];
-    assert_eq!(pick_other(&q, slice), Some(2));
+    assert_eq!(pick_other(&q, slice, false), Some(2));
     assert_eq!(
-        pick_other(&[(100 * MS, true), (101 * MS, true)], slice),
+        pick_other(&[(100 * MS, true), (101 * MS, true)], slice, false),
         Some(0)
     );
     // more than a slice behind the head: not ahead of it
     let q = [(100 * MS, false), (105 * MS + 1, true)];
-    assert_eq!(pick_other(&q, slice), Some(0));
+    assert_eq!(pick_other(&q, slice, false), Some(0));
     // at most MAX_PROBES looked at
     let mut q = vec![(100 * MS, false); MAX_PROBES];
     q.push((100 * MS, true));
-    assert_eq!(pick_other(&q, slice), Some(0));
+    assert_eq!(pick_other(&q, slice, false), Some(0));
     q[MAX_PROBES - 1].1 = true;
-    assert_eq!(pick_other(&q, slice), Some(MAX_PROBES - 1));
+    assert_eq!(pick_other(&q, slice, false), Some(MAX_PROBES - 1));
+    // a share owed to other work goes to the head that waited for it
+    assert_eq!(pick_other(&q, slice, true), Some(0));
+    assert_eq!(pick_other(&[], slice, true), None);
 }
 
 #[test]
