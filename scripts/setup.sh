@@ -250,6 +250,10 @@ install_vng
 # the OpenTTD scenario's map, made here in seconds (a minute in the guest)
 # shellcheck source=tests/servers/openttd.sh
 (source "$ROOT/tests/servers/openttd.sh" && ottd_make_save) || die "making the OpenTTD map ($CACHE_DIR/openttd) failed"
+# the JVM scenarios' server classes, compiled here in a second (about 20 s
+# in the guest; tests/lib.sh: region_server_classes)
+mkdir -p "$CACHE_DIR/java" && javac -d "$CACHE_DIR/java" "$ROOT/tests/fixtures/RegionServer.java" ||
+  die "javac tests/fixtures/RegionServer.java failed"
 if [[ $BUILD -eq 1 ]]; then
   log "cargo build --release"
   (cd "$ROOT" && cargo build --release --locked --workspace -q 2>&1 | tail -20) || die "cargo build failed"

@@ -81,10 +81,22 @@ KVER="$(basename "$(readlink -f "$KDIR/modules")")"
 ENVS+=("SCX_TICK_KERNEL=$KERNEL") # the scenario knows which kernel it is on
 for v in RUST_LOG RUST_BACKTRACE; do [[ -n "${!v:-}" ]] && ENVS+=("$v=${!v}"); done
 
+# The caller's PATH without version managers' shims (pyenv's, rbenv's:
+# a directory named shims): each call of a shim is a bash program that
+# picks a version, and python3 through pyenv's took 4-7 s to start in the
+# emulated guest against 0.2-1.1 s for the distribution's /usr/bin/python3
+# (2026-11-30; every scenario analyses its run with python3).
+guest_path() {
+  local d out=""
+  local IFS=:
+  for d in $PATH; do [[ $d == */shims ]] || out+="${out:+:}$d"; done
+  echo "$out:/usr/sbin:/sbin"
+}
+
 # The command, quoted for the guest shell, with the caller's cwd and PATH.
 guest_script() {
   echo "cd $(printf %q "$PWD") || { echo \"vm.sh: $PWD is not visible in the guest\" >&2; exit 126; }"
-  echo "export PATH=$(printf %q "$PATH:/usr/sbin:/sbin") HOME=/root"
+  echo "export PATH=$(printf %q "$(guest_path)") HOME=/root"
   local e
   for e in "${ENVS[@]}"; do echo "export $(printf %q "$e")"; done
   printf 'exec'; printf ' %q' "$@"; echo

@@ -154,6 +154,17 @@ check_dmesg_clean() {
   fi
 }
 
+# The classes of the Folia-like server (tests/fixtures/RegionServer.java):
+# scripts/setup.sh compiles them on the host, where javac takes a second
+# (about 20 s in the emulated guest); compiled here when that copy is
+# missing or older than the source. Prints the class path.
+region_server_classes() {
+  local src="$ROOT/tests/fixtures/RegionServer.java" cached="$CACHE_DIR/java"
+  if [[ "$cached/RegionServer.class" -nt "$src" ]]; then echo "$cached"; return 0; fi
+  javac -d "$WORK/classes" "$src" >&2 || return 1
+  echo "$WORK/classes"
+}
+
 # A JSON field of tickload's --json output: json_field FILE KEY
 json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 

@@ -45,9 +45,9 @@ GAME=/sys/fs/cgroup/game.service
 mkdir -p $GAME
 echo 512 >$GAME/pids.max
 echo $((1536 * 1024 * 1024)) >$GAME/memory.max
-javac -d "$WORK/classes" "$ROOT/tests/fixtures/RegionServer.java" || fail "javac failed"
+CLASSES=$(region_server_classes) || fail "javac failed"
 server() { # RUNNERS START_DELAY_MS LATE_DELAY_MS SECONDS: a JVM in $GAME
-  bash -c "echo \$\$ >$GAME/cgroup.procs; exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx64m -cp $WORK/classes RegionServer $*" >>"$WORK/server.out" 2>&1 &
+  bash -c "echo \$\$ >$GAME/cgroup.procs; exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx64m -cp $CLASSES RegionServer $*" >>"$WORK/server.out" 2>&1 &
   JVM=$!
 }
 CHILD=$GAME/scx_tick-world

@@ -52,9 +52,9 @@ for f in /usr/local/bin/scx_tick /usr/local/bin/scx_tick_user /etc/scx_tick.toml
 done
 
 # --- a Folia-like server, as its own systemd service (its own cgroup)
-javac -d "$WORK/classes" "$ROOT/tests/fixtures/RegionServer.java" || fail "javac failed"
+CLASSES=$(region_server_classes) || fail "javac failed"
 systemd-run --quiet --unit=game -p WorkingDirectory="$WORK" \
-  java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx64m -cp "$WORK/classes" RegionServer 3 0 0 600 ||
+  java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx64m -cp "$CLASSES" RegionServer 3 0 0 600 ||
   fail "systemd-run could not start the server"
 JVM=$(systemctl show game -P MainPID)
 GAME=/sys/fs/cgroup$(systemctl show game -P ControlGroup)

@@ -5,7 +5,7 @@
 # beyond the online ones, as with SMT switched off, maxcpus= or a cloud
 # VM's hot-pluggable vCPUs). scx_tick's tick CPUs are online, one per core
 # (never two SMT siblings); 4 runners beside 8 hogs run without ejection,
-# never on an offline CPU, and in 3 rounds (EEVDF, then scx_tick, in the
+# never on an offline CPU, and in 2 rounds (EEVDF, then scx_tick, in the
 # same guest) they miss no more than under EEVDF plus 5 % of the ticks,
 # and in no round does a runner wait more than a period past its deadline
 # (issue 30's target; tickload's latest start was 28-85 ms after the tick
@@ -51,10 +51,13 @@ count_migrations() { # out: tickload's run, the hogs' migrations in out.hist
   cat "${MIGRATE%trigger}hist" >"$1.hist"
   echo "!$HIST" >"$MIGRATE"
 }
-# the hogs outlive the 3 rounds and the traced run however slow scx_tick's loads are; ended after
+# the hogs outlive the rounds and the traced run however slow scx_tick's loads are; ended after
 stress-ng --cpu 8 --timeout 600s >/dev/null 2>&1 &
 HOGS=$!
-for r in 1 2 3; do
+# 2 rounds, not 3 (until 2026-11-30), for the suite's time: the misses'
+# margin is wide (scx_tick 14-19 of 480 a round, EEVDF 54-90)
+ROUNDS=2
+for r in $(seq $ROUNDS); do
   count_migrations "$WORK/eevdf-$r.json" || fail "tickload under EEVDF failed (round $r)"
   start_scx --tick-cgroup tick
   count_migrations "$WORK/scx-$r.json" || fail "tickload under scx_tick failed (round $r)"
@@ -79,9 +82,10 @@ note "tick CPUs: $tick_cpus"
 
 # exit 3: other work does not keep to its cache (the rest may hold)
 rc=0
-python3 - "$WORK" "$tick_cpus" <<'PY' || rc=$?
+python3 - "$WORK" "$tick_cpus" "$ROUNDS" <<'PY' || rc=$?
 import json, sys, os
 work, tick = sys.argv[1], [int(c) for c in sys.argv[2].split(",") if c]
+nr = int(sys.argv[3])
 online = {0, 1, 2, 3, 4, 7}
 sys_cpu = "/sys/devices/system/cpu"
 def read(c, f): return open(f"{sys_cpu}/cpu{c}/{f}").read().strip()
@@ -93,7 +97,7 @@ if not set(tick) <= online:
 cores = [read(c, "topology/thread_siblings_list") for c in tick]
 if len(set(cores)) != len(cores):
     print(f"# two tick CPUs are SMT siblings: {tick} (siblings {cores})"); ok = False
-rounds = [tuple(json.load(open(f"{work}/{n}-{r}.json")) for n in ("eevdf", "scx")) for r in (1, 2, 3)]
+rounds = [tuple(json.load(open(f"{work}/{n}-{r}.json")) for n in ("eevdf", "scx")) for r in range(1, nr + 1)]
 ran = {}
 for _, scx in rounds:
     for runner in scx["runners"]:
@@ -112,18 +116,18 @@ for r, (eevdf, scx) in enumerate(rounds, 1):
 total = lambda i, k: sum(r[i][k] for r in rounds)
 ticks, misses, eevdf_misses = total(1, "ticks"), total(1, "misses"), total(0, "misses")
 if ticks == 0 or misses > eevdf_misses + ticks / 20:
-    print(f"# scx_tick missed {misses} of {ticks} ticks in 3 rounds, more than EEVDF's {eevdf_misses} + 5 % of the ticks"); ok = False
+    print(f"# scx_tick missed {misses} of {ticks} ticks in {nr} rounds, more than EEVDF's {eevdf_misses} + 5 % of the ticks"); ok = False
 # Locality, from scx_tick's own counters: a runner started away from its
 # home goes to another node while a CPU of its home's node is idle
 # (moves_far_near_free) in under 10 % of the moves that had such a CPU
 # near. With 8 hogs the home node's CPUs are rarely idle, and another
 # node's idle CPU, or one that took a late runner, is then the right
-# place: measured far moves 325-388 of 552-615 per 3 rounds, of them with
+# place: measured far moves 325-388 of 552-615 per 3 rounds (2 since), of them with
 # an idle CPU near home 0 (the bound leaves 10 % to races: idle states
 # change between the decision and the count). Probes per decision: at
 # most 2 x MAX_PROBES = 16 in one decision by construction; measured
 # 1.92-2.04 on average (bound 4).
-exits = [json.load(open(f"{work}/exit-{r}.json")) for r in (1, 2, 3)]
+exits = [json.load(open(f"{work}/exit-{r}.json")) for r in range(1, nr + 1)]
 moves = {k: sum(e[f"moves_{k}"] for e in exits) for k in ("llc", "node", "far", "far_near_free")}
 near = moves["llc"] + moves["node"]
 decisions, probes = sum(e["decisions"] for e in exits), sum(e["probes"] for e in exits)
@@ -144,7 +148,7 @@ if decisions == 0 or probes > 4 * decisions:
 import re
 def migrations(name):
     within = across = 0
-    for r in (1, 2, 3):
+    for r in range(1, nr + 1):
         text = open(f"{work}/{name}-{r}.json.hist").read()
         for a, b, n in re.findall(r"orig_cpu:\s*(\d+),?\s+dest_cpu:\s*(\d+)\s*\}\s*hitcount:\s*(\d+)", text):
             if l3[int(a)] == l3[int(b)]: within += int(n)
@@ -153,7 +157,7 @@ def migrations(name):
 (ew, ea), (sw, sa) = migrations("eevdf"), migrations("scx")
 cache_ok = True
 other, far, looked, started, beside = (sum(e[k] for e in exits) for k in ("dispatch_other", "other_far", "other_probes", "other_started", "other_beside_runner"))
-print(f"# the hogs' migrations in 3 rounds: EEVDF {ew} within a cache, {ea} across; scx_tick {sw} within, {sa} across; "
+print(f"# the hogs' migrations in {nr} rounds: EEVDF {ew} within a cache, {ea} across; scx_tick {sw} within, {sa} across; "
       f"other work taken from another cache's queue {far} of {other}, queues looked at per dispatch {looked / max(1, other):.2f}; "
       f"other work started beside a running runner on its core {beside} of {started}")
 if sw + sa < 100:
