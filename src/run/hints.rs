@@ -43,10 +43,10 @@ const SLOTS: usize = intf::tick_consts_MAX_HINT_SLOTS as usize;
 /// the backlog (for at most [`SERVE_TIME`]) and reads, without blocking,
 /// every connection whose line is not complete yet; one that sends more
 /// than a line, or has not sent it within [`CLIENT_TIME`], is dropped. So
-/// idle or trickling connections cost a read each, not a wait: a
-/// registration behind 150 of them was answered after up to 150 x 20 ms
-/// when each was read in turn, past the client's 5 s (seen once in the
-/// suite on 2026-11-30, vm/hints_socket_stalls_nothing).
+/// idle or trickling connections cost a read each, not a wait. When each
+/// accepted connection was read in turn for up to 20 ms, a registration
+/// behind 800 idle ones failed after the client's 5 s in both probe runs
+/// (records/probes/hint-backlog-2026-11-30/), behind 150 once in the suite.
 const CLIENT_TIME: Duration = Duration::from_millis(500);
 const SERVE_TIME: Duration = Duration::from_millis(50);
 /// Connections kept waiting for their line (file descriptors): past it the
