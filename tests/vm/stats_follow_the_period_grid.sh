@@ -158,8 +158,12 @@ def process_case(name, want, late, g, slack, unit, why):
 own = json.load(open(f"{work}/process-proc.json"))
 steps, late = own["steps"]
 slack = 2  # the spawn and exit wake-ups of tickload's threads
+# and, in the process case, the step at the phase jump, which the grid
+# takes as late once: 3 misses for the workload's 0 failed this case in 2
+# of 51 recorded runs (2026-11-26 and -30), their false misses at 4.0-4.1
+# s (the jump) and 8.04 s (the exit)
 ok &= process_case("process", steps, late, json.load(open(f"{work}/process.exit.json"))["groups"]["proc"],
-                   slack, "steps", "it counts threads, not the process")
+                   slack + 1, "steps", "it counts threads, not the process")
 # catch-up: every tick the server ran, the ones run back to back too; the
 # first tick (its grid a start-up guess) and the exit wake-up: 2 misses
 # for the workload's 0 in 3 probe runs of the first roll-over form, 0-1 with
