@@ -84,7 +84,7 @@ for v in RUST_LOG RUST_BACKTRACE; do [[ -n "${!v:-}" ]] && ENVS+=("$v=${!v}"); d
 # The caller's PATH without version managers' shims (pyenv's, rbenv's:
 # a directory named shims): each call of a shim is a bash program that
 # picks a version, and python3 through pyenv's took 4-7 s to start in the
-# emulated guest against 0.2-1.1 s for the distribution's /usr/bin/python3
+# emulated guest against 0.2-1.4 s for the distribution's /usr/bin/python3
 # (2026-11-30; every scenario analyses its run with python3).
 guest_path() {
   local d out=""
