@@ -179,7 +179,8 @@ static u64 spill_immed(void)
  * SCX_OPS_ENQ_MIGRATION_DISABLED: the kernel queues it where it is); an
  * offline CPU (none is chosen) would fall back to the global queue.
  */
-static s32 spill_idle(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
+__noinline s32 spill_idle(struct task_struct *p __arg_trusted, struct task_ctx *tctx __arg_nonnull, s32 near,
+			  u64 enq_flags)
 {
 	u64 slice = group_deadline(tctx->group);
 	s32 cpu = claim_idle_for(p, near, (enq_flags & SCX_ENQ_WAKEUP) ? tctx->wake_prev : -1);
@@ -299,7 +300,8 @@ static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
 }
 
 /* Spill-over onto another CPU near @near running other work, which is preempted. */
-static bool spill_preempt(struct task_struct *p, struct task_ctx *tctx, s32 near, u64 enq_flags)
+__noinline bool spill_preempt(struct task_struct *p __arg_trusted, struct task_ctx *tctx __arg_nonnull,
+			      s32 near, u64 enq_flags)
 {
 	s32 self = (enq_flags & SCX_ENQ_WAKEUP) ? bpf_get_smp_processor_id() : -1;
 	u64 now = clock_now();
