@@ -74,12 +74,14 @@
  *     Rust; breakages.h declares the test-only breakages (scripts/mutants.sh).
  *
  * 11. Helpers that a callback reaches by several paths are global functions
- *     (__noinline, not static: take_other(), steal_round(), try_steal(),
- *     spill_idle(), spill_preempt()): the verifier checks a global function
- *     once, a static one again on every path that calls it. At load the
+ *     (take_other(), steal_round(), try_steal(), spill_idle(),
+ *     spill_preempt()): the verifier checks a global function once, a
+ *     static one again on every path that calls it. __weak: clang then
+ *     passes every argument even where a breakage leaves one unused (the
+ *     verifier refused such a call's missing argument). At load the
  *     verifier processed 82.7k instructions before, 48.4k so (kernel 7.3);
- *     start to `enabled` in a 4-vCPU guest took 4.6-6.6 s before, 3.5-3.8 s
- *     so (beside 8 hogs 35-38 s, 19-23 s: records/probes/load-time-2026-11-30/).
+ *     start to `enabled` in a 4-vCPU guest took 4.6-6.6 s before, 3.1-3.8 s
+ *     so (beside 8 hogs 35-38 s, 17-23 s: records/probes/load-time-2026-11-30/).
  *     Static still: those 6.16 refuses as global (a void return; a task
  *     storage lookup reached from ops.init's timer callback, sleepable).
  */

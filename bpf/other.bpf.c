@@ -74,7 +74,7 @@ static bool move_local_other(u64 dsq, s32 cpu)
  * to other work goes to the head that waited for it. Mirrors
  * dispatch::take_other_from() and dispatch::pick_other().
  */
-__noinline bool take_other(s32 cpu, u64 now, bool owed)
+__weak bool take_other(s32 cpu, u64 now, bool owed)
 {
 	u64 own = fair_q(cpu), best = own, best_at = 0, at;
 	bool found = head_queued_at(own, now, &best_at);

@@ -179,7 +179,7 @@ static u64 spill_immed(void)
  * SCX_OPS_ENQ_MIGRATION_DISABLED: the kernel queues it where it is); an
  * offline CPU (none is chosen) would fall back to the global queue.
  */
-__noinline s32 spill_idle(struct task_struct *p __arg_trusted, struct task_ctx *tctx __arg_nonnull, s32 near,
+__weak s32 spill_idle(struct task_struct *p __arg_trusted, struct task_ctx *tctx __arg_nonnull, s32 near,
 			  u64 enq_flags)
 {
 	u64 slice = group_deadline(tctx->group);
@@ -300,7 +300,7 @@ static s32 preempt_target(struct task_struct *p, s32 near, s32 self, u64 now)
 }
 
 /* Spill-over onto another CPU near @near running other work, which is preempted. */
-__noinline bool spill_preempt(struct task_struct *p __arg_trusted, struct task_ctx *tctx __arg_nonnull,
+__weak bool spill_preempt(struct task_struct *p __arg_trusted, struct task_ctx *tctx __arg_nonnull,
 			      s32 near, u64 enq_flags)
 {
 	s32 self = (enq_flags & SCX_ENQ_WAKEUP) ? bpf_get_smp_processor_id() : -1;

@@ -223,7 +223,7 @@ static bool local_first(struct task_struct *l, struct task_struct *g)
  * take would leave first, is not stealable for being second). A refusal
  * is counted only for a real candidate.
  */
-__noinline bool try_steal(s32 cpu, s32 victim, u64 now)
+__weak bool try_steal(s32 cpu, s32 victim, u64 now)
 {
 	struct cpu_ctx *vctx;
 	struct task_struct *p, *q;
@@ -271,7 +271,7 @@ __noinline bool try_steal(s32 cpu, s32 victim, u64 now)
  * searching workers, so that CPUs going idle together do not all lock the
  * same queues. Mirrors dispatch::steal_round().
  */
-__noinline bool steal_round(s32 cpu, struct cpu_ctx *cctx __arg_nonnull, u32 tries, s32 hint, u64 now)
+__weak bool steal_round(s32 cpu, struct cpu_ctx *cctx __arg_nonnull, u32 tries, s32 hint, u64 now)
 {
 	s32 me = tick_index(cpu), hinted = -1, victim;
 	u32 rot = cctx->steal_rr, i, k = 0;
