@@ -82,8 +82,9 @@
  *     verifier processed 82.7k instructions before, 48.4k so (kernel 7.3);
  *     start to `enabled` in a 4-vCPU guest took 4.6-6.6 s before, 3.1-3.8 s
  *     so (beside 8 hogs 35-38 s, 17-23 s: records/probes/load-time-2026-11-30/).
- *     Static still: those 6.16 refuses as global (a void return; a task
- *     storage lookup reached from ops.init's timer callback, sleepable).
+ *     Static still: those 6.16 refuses as global (keep_prev() returns
+ *     void; free_for_runner() does a task storage lookup that ops.init's
+ *     steal timer callback reaches, sleepable).
  */
 #include <scx/common.bpf.h>
 #include <bpf_atomic.h> /* smp_rmb(), smp_wmb(): barrier() on x86, a full barrier elsewhere */
