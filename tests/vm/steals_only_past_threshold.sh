@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Two runners homed on tick CPU 1, allowed only CPUs 1 and 2, CPU 2 busy
-# with other work: no idle CPU can take the runner that waits 10 ms behind
+# Two runners homed on tick CPU 1, allowed only CPU 1 for their first
+# second and CPUs 1 and 2 after it, CPU 2 busy with other work: no idle
+# CPU can take the runner that waits 10 ms behind
 # the other, so the threshold decides. Predicted to start late (3 ms
 # threshold) it is stolen: tick CPU 2's other work is preempted for it.
 # Never with a threshold above the wait; never stolen with
@@ -30,13 +31,15 @@ run_case() { # name, scx flags...
   done
   sleep 0.5
   # The runners start on CPU 1 alone and are allowed CPU 2 a second later,
-  # once scx_tick has homed them on CPU 1: a runner that got a CPU before
+  # once scx_tick has homed them on CPU 1 (it looks for new threads every
+  # 200 ms; nothing checks that it did): a runner that got a CPU before
   # its home was known could start on CPU 2, and it stays where it slept
   # (its home is shared), so no steal was ever needed (0 counted in 5 of 6
   # runs on a faster-starting build, records/probes/load-time-2026-11-30/).
   taskset -c 1 "$TICKLOAD" "${LOAD[@]}" --ticks-log "$WORK/$name.ticks" >"$WORK/$name.load" &
   local load=$!
   sleep 1
+  kill -0 $load 2>/dev/null || { wait $load || true; fail "$name: tickload ended within its first second"; }
   taskset -a -p -c 1,2 $load >/dev/null || fail "$name: could not allow the runners CPU 2"
   wait $load || fail "$name: tickload failed"
   wait $hog
