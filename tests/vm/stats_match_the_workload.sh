@@ -51,11 +51,16 @@ stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
 check_heavy_light_misses nomiss # its heavy-misses check carries the marker
 # one tick per wake-up of the heavy runner, which sleeps after each tick's
-# work: the workload's ticks, within 5 % (and its main thread's spawn and
-# exit wake-ups, 3; measured 164-166 for 160, 2026-11-28)
+# work: the workload's ticks, within 5 %, and 3 more, or 10 more above:
+# the process's start and exit. Its main thread wakes about 10 times in
+# the first 100 ms and 20 in the last, and the runner 3-4 times in its
+# first 25 ms (blocked on the guest's root filesystem, most under vng),
+# each grid period with a wake-up a tick (decision trace under vng,
+# records/probes/vng-extra-ticks-2026-11-30/: 171 for 160; plain QEMU
+# 164-166, vng 167-172, which failed the bound of 3 twice)
 scx_ticks=$(group_stat heavy ticks) own_ticks=$(json_field "$WORK/heavy.json" ticks)
 note "heavy: scx_tick counted $scx_ticks ticks, the workload ran $own_ticks"
-((scx_ticks * 100 >= own_ticks * 95 - 300 && scx_ticks * 100 <= own_ticks * 105 + 300)) \
+((scx_ticks * 100 >= own_ticks * 95 - 300 && scx_ticks * 100 <= own_ticks * 105 + 1000)) \
   || fail_catches notickcount "scx_tick counted $scx_ticks ticks for the heavy group, the workload ran $own_ticks"
 check_stats_json "$WORK/stats.jsonl"
 # the light group's runners while it ran (the most any interval saw; a
