@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Two runners homed on tick CPU 1, allowed only CPU 1 for their first
 # second and CPUs 1 and 2 after it, CPU 2 busy with other work: no idle
-# CPU can take the runner that waits 10 ms behind
-# the other, so the threshold decides. Predicted to start late (3 ms
+# CPU can take the runner that waits 10 ms behind the other, so the
+# threshold decides. Predicted to start late (3 ms
 # threshold) it is stolen: tick CPU 2's other work is preempted for it.
 # Never with a threshold above the wait; never stolen with
 # --no-work-stealing (one shared queue that every tick CPU serves).
