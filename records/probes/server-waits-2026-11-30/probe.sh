@@ -7,7 +7,7 @@
 # ROUNDS rounds in one guest. Per cell, over WIN s: the servers' late steps
 # (their own log), and per thread name summed over the servers: CPU,
 # run-queue wait (schedstat), switches, voluntary switches, migrations;
-# the hogs' CPU; with TRACE=1, every switch away from a server thread that
+# the hogs' CPU (NSERVERS: other than four servers); with TRACE=1, every switch away from a server thread that
 # was still runnable (a preemption, from tracefs sched_switch): what took
 # the CPU. With DECISIONS=1, scx_tick writes its decision trace and the
 # cell prints tracereplay's counts (turns yielded among them); NOFIFO=1
@@ -16,9 +16,9 @@
 source /work/main/tests/lib.sh
 source "$ROOT/tests/servers/minetest.sh"
 trap 'mt_stop_all; cleanup' EXIT
-ROUNDS=${ROUNDS:-3} WIN=${WIN:-15}
-for i in 1 2 3 4; do mt_start s$i 12 50; done
-for i in 1 2 3 4; do mt_wait_steps s$i 40 240 || fail "server s$i logged no steps"; done
+ROUNDS=${ROUNDS:-3} WIN=${WIN:-15} NSERVERS=${NSERVERS:-4}
+for i in $(seq "$NSERVERS"); do mt_start s$i 12 50; done
+for i in $(seq "$NSERVERS"); do mt_wait_steps s$i 40 240 || fail "server s$i logged no steps"; done
 stress-ng --cpu 8 --timeout 3000s >/dev/null 2>&1 &
 sleep 2
 HOGS=$(pgrep -f 'stress-ng-cpu' | tr '\n' ' ')
