@@ -8,12 +8,9 @@ import sys
 
 for path in sys.argv[1:]:
     print(f"== {path}")
-    cells, order, seen = {}, [], set()
+    cells, order = {}, []
     for line in open(path, errors="replace"):
         line = line.strip()
-        if line in seen:
-            continue
-        seen.add(line)
         m = re.match(r"# (round \d+ [^:]+): (.*)", line)
         if not m:
             continue

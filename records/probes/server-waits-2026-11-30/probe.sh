@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # PROBE (2026-11-30): where a minetest server's step waits, per thread,
 # under SCHED_FIFO and under scx_tick (issue 26: scx_tick's late steps and
-# the hogs' share are behind SCHED_FIFO's on the real servers). Four
-# servers x 12 ms of work per 50 ms step beside 8 hogs (the real bench's
-# cell), SCHED_FIFO and scx_tick (tick=process, as the bench) in turns,
+# the hogs' share are behind SCHED_FIFO's on the real servers). NSERVERS
+# servers (4, the real bench's cell) x 12 ms of work per 50 ms step beside
+# 8 hogs, SCHED_FIFO and scx_tick (tick=process, as the bench) in turns,
 # ROUNDS rounds in one guest. Per cell, over WIN s: the servers' late steps
 # (their own log), and per thread name summed over the servers: CPU,
 # run-queue wait (schedstat), switches, voluntary switches, migrations;
-# the hogs' CPU (NSERVERS: other than four servers); with TRACE=1, every switch away from a server thread that
-# was still runnable (a preemption, from tracefs sched_switch): what took
-# the CPU. With DECISIONS=1, scx_tick writes its decision trace and the
-# cell prints tracereplay's counts (turns yielded among them); NOFIFO=1
-# leaves out the SCHED_FIFO cell.
+# the hogs' CPU. With TRACE=1, every switch away from a server thread
+# that was still runnable (a preemption, from tracefs sched_switch): what
+# took the CPU. With DECISIONS=1, scx_tick writes its decision trace and
+# the cell prints tracereplay's counts (turns yielded among them);
+# NOFIFO=1 leaves out the SCHED_FIFO cell.
 #   scripts/vm.sh --cpus 4 --timeout 1500 [--env PROBE_BINS=...] -- bash records/probes/server-waits-2026-11-30/probe.sh
 source /work/main/tests/lib.sh
 source "$ROOT/tests/servers/minetest.sh"
@@ -87,7 +87,7 @@ for r in $(seq "$ROUNDS"); do
     sleep 3
     cell "round $r scx_tick($(basename "$bin"))"
     stop_scx INT
-    [[ ${DECISIONS:-0} == 1 ]] && echo "# round $r scx_tick($(basename "$bin")): $("$ROOT/target/release/tracereplay" "$WORK/dec.bin" | head -1)"
+    [[ ${DECISIONS:-0} == 1 ]] && echo "# round $r scx_tick($(basename "$bin")): $("$TRACEREPLAY" "$WORK/dec.bin" | head -1)"
   done
 done
 stop_hogs
