@@ -11,7 +11,7 @@ for path in sys.argv[1:]:
     cells, order = {}, []
     for line in open(path, errors="replace"):
         line = line.strip()
-        m = re.match(r"# (round \d+ [^:]+): (.*)", line)
+        m = re.match(r"# (round \d+ [^:]+|idle machine): (.*)", line)
         if not m:
             continue
         cell, rest = m.groups()
@@ -24,7 +24,7 @@ for path in sys.argv[1:]:
             s = rest.split(":")[1].split()
             d["late"] = 100 * int(s[1]) / int(s[0])
             d["work"] = s[3]
-        elif len(f) == 9 and f[0] in ("Server", "HOGS") and f[1].isdigit():
+        elif len(f) == 9 and f[0] in ("Server", "HOGS", "IDLE", "SCHEDULER") and f[1].isdigit():
             d[f[0]] = (f[2], f[7], f[5], f[8])
         elif len(f) >= 3 and f[1] == "->" and f[0] == "Server":
             n = float(f[-1])
@@ -37,4 +37,6 @@ for path in sys.argv[1:]:
         h = d.get("HOGS", ("-",) * 4)
         print(f"{c:37s} late {d.get('late', 0):5.1f} % (step {d.get('work')} ms) | Server: "
               f"{s[0]} CPUs, {s[1]} inv/s, {s[2]} migr/s, {s[3]} ms wait/run | preempted "
-              f"{d.get('pre', 0):4.1f}/s, by helpers {d.get('helper', 0):4.1f}/s | hogs {h[0]} CPUs")
+              f"{d.get('pre', 0):4.1f}/s, by helpers {d.get('helper', 0):4.1f}/s | hogs {h[0]} CPUs"
+              + (f" | idle {d['IDLE'][0]} CPUs" if "IDLE" in d else "")
+              + (f" | scx_tick's process {d['SCHEDULER'][0]} CPUs" if "SCHEDULER" in d else ""))

@@ -11,17 +11,16 @@
 # that was still runnable (a preemption, from tracefs sched_switch): what
 # took the CPU. With DECISIONS=1, scx_tick writes its decision trace and
 # the cell prints tracereplay's counts (turns yielded among them);
-# NOFIFO=1 leaves out the SCHED_FIFO cell.
+# NOFIFO=1 leaves out the SCHED_FIFO cell. WORK_MS (12) is the load's
+# work per step (a lighter one keeps a slow guest under capacity); IDLE=1
+# adds a cell of the servers alone under EEVDF before the hogs start.
 #   scripts/vm.sh --cpus 4 --timeout 1500 [--env PROBE_BINS=...] -- bash records/probes/server-waits-2026-11-30/probe.sh
 source /work/main/tests/lib.sh
 source "$ROOT/tests/servers/minetest.sh"
 trap 'mt_stop_all; cleanup' EXIT
-ROUNDS=${ROUNDS:-3} WIN=${WIN:-15} NSERVERS=${NSERVERS:-4}
-for i in $(seq "$NSERVERS"); do mt_start s$i 12 50; done
+ROUNDS=${ROUNDS:-3} WIN=${WIN:-15} NSERVERS=${NSERVERS:-4} WORK_MS=${WORK_MS:-12}
+for i in $(seq "$NSERVERS"); do mt_start s$i "$WORK_MS" 50; done
 for i in $(seq "$NSERVERS"); do mt_wait_steps s$i 40 240 || fail "server s$i logged no steps"; done
-stress-ng --cpu 8 --timeout 3000s >/dev/null 2>&1 &
-sleep 2
-HOGS=$(pgrep -f 'stress-ng-cpu' | tr '\n' ' ')
 TR=/sys/kernel/tracing; [[ -d $TR/events ]] || mount -t tracefs tracefs $TR
 echo 8192 >$TR/buffer_size_kb
 snap() { # tid name cpu_ns wait_ns runs migr vol inv, servers' threads then hogs
@@ -30,6 +29,10 @@ snap() { # tid name cpu_ns wait_ns runs migr vol inv, servers' threads then hogs
     echo "S ${t##*/} $(tr ' ' _ <"$t/comm") $(cut -d' ' -f1-3 "$t/schedstat") $(awk '/se.nr_migrations/ {m=$3} /nr_voluntary_switches/ {v=$3} /nr_involuntary_switches/ {i=$3} END {print m, v, i}' "$t/sched")"
   done; done
   for p in $HOGS; do echo "H $p hog $(cut -d' ' -f1-3 /proc/$p/schedstat 2>/dev/null || echo 0 0 0) 0 0 0"; done
+  # every CPU's idle time (2026-12-01), and scx_tick's process while it runs
+  echo "I 0 IDLE $(awk '/^cpu / {printf "%.0f", ($5 + $6) * 10000000}' /proc/stat) 0 0 0 0 0"
+  if [[ -n ${SCX_PID:-} ]]; then for t in /proc/$SCX_PID/task/*; do
+    echo "P ${t##*/} SCHEDULER $(cut -d' ' -f1-3 "$t/schedstat" 2>/dev/null || echo 0 0 0) 0 0 0"; done; fi
 }
 cell() { # LABEL
   local a b t0 t1 m0 m1
@@ -63,7 +66,7 @@ agg = collections.defaultdict(lambda: [0, 0.0, 0.0, 0, 0, 0, 0])
 for k, x in b.items():
     y = a.get(k)
     if not y: continue
-    name = x[2] if x[0] == 'S' else 'HOGS'
+    name = x[2] if x[0] in 'SIP' else 'HOGS'
     g = agg[name]
     g[0] += 1
     g[1] += (int(x[3]) - int(y[3])) / 1e9 / wall
@@ -73,11 +76,16 @@ for k, x in b.items():
 print(f"# {sys.argv[5]}: window {wall:.1f} s")
 print(f"# {sys.argv[5]}: {'thread':16s} {'n':>3s} {'CPUs':>6s} {'waitCPUs':>8s} {'runs/s':>7s} {'migr/s':>7s} {'vol/s':>7s} {'inv/s':>7s} {'wait/run ms':>11s}")
 for name, g in sorted(agg.items(), key=lambda kv: -kv[1][1]):
-    if g[1] < 0.005 and g[3] < 1: continue
+    if g[1] < 0.005 and g[3] < 1 and name != "IDLE": continue
     wr = g[2] / g[3] * 1000 if g[3] else 0
     print(f"# {sys.argv[5]}: {name:16s} {g[0]:3d} {g[1]:6.3f} {g[2]:8.3f} {g[3]:7.0f} {g[4]:7.1f} {g[5]:7.0f} {g[6]:7.0f} {wr:11.2f}")
 PY
 }
+HOGS=""
+if [[ ${IDLE:-0} == 1 ]]; then cell "idle machine"; fi
+stress-ng --cpu 8 --timeout 3000s >/dev/null 2>&1 &
+sleep 2
+HOGS=$(pgrep -f 'stress-ng-cpu' | tr '\n' ' ')
 for r in $(seq "$ROUNDS"); do
   [[ ${NOFIFO:-0} == 1 ]] || { mt_fifo 50; sleep 2; cell "round $r fifo"; mt_fifo 0; }
   for bin in ${PROBE_BINS:-$SCX}; do
