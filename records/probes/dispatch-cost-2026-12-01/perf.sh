@@ -27,7 +27,7 @@ cell() { # name, tickload args
   kill -INT $hog 2>/dev/null || true; wait $hog 2>/dev/null || true
   {
     echo "=== $name: hogs $(awk '$2 == "metrc:" && $4 == "cpu" {print $9}' "$OUT/$name.stress") bogo-ops/s"
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('runners: ticks', d['ticks'], 'misses', d['misses'], 'start lateness p50/p99 ms', d['lateness_quantiles_ms'])" "$OUT/$name.json" 2>/dev/null || head -c 300 "$OUT/$name.json"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('runners: ticks', d['ticks'], 'misses', d['misses'], 'start lateness quantiles ms', d['lateness_quantiles_ms'])" "$OUT/$name.json" 2>/dev/null || head -c 300 "$OUT/$name.json"
     echo "--- self, over 0.7 %"
     perf report -i "$OUT/$name.perf" --stdio --header-only >/dev/null 2>"$OUT/$name.perr" || { echo "perf report failed:"; tail -5 "$OUT/$name.perr"; }
     perf report -i "$OUT/$name.perf" --no-children --stdio --percent-limit 0.7 -g none --sort sym 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 || true

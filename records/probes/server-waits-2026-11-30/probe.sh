@@ -7,7 +7,8 @@
 # ROUNDS rounds in one guest. Per cell, over WIN s: the servers' late steps
 # (their own log), and per thread name summed over the servers: CPU,
 # run-queue wait (schedstat), switches, voluntary switches, migrations;
-# the hogs' CPU. With TRACE=1, every switch away from a server thread
+# the hogs' CPU; since 2026-12-01 also every CPU's idle time (IDLE) and
+# scx_tick's process (SCHEDULER). With TRACE=1, every switch away from a server thread
 # that was still runnable (a preemption, from tracefs sched_switch): what
 # took the CPU. With DECISIONS=1, scx_tick writes its decision trace and
 # the cell prints tracereplay's counts (turns yielded among them);
