@@ -81,8 +81,13 @@ note "progress: runners $ticks ticks ($(json_field "$WORK/load" misses) missed, 
 [[ -n "$fifo_ops" && "${fifo_ops%.*}" -gt 0 ]] || fail "the SCHED_FIFO hog did not run"
 # The kernel's fair server leaves CPU 1's other tasks 50 ms of every second
 # under the FIFO hog: the pinned probe may wait ~1 s at a time, never
-# several. The free one shares 3 CPUs with ~2000 runnable hackbench threads
-# (waits up to ~0.9 s seen). A stall is several seconds (the watchdog).
+# several, on any host. The free one shares 3 CPUs with ~2000 runnable
+# hackbench threads, and its longest wait follows the host's speed, not the
+# scheduler: 0.6-1.0 s on faster hosts, and on a slow one 0.4-4.0 s under
+# scx_tick and 0.2-4.6 s under EEVDF with this load alone
+# (records/probes/hostile-wait-2026-12-01/). Its bound is a stall, what the
+# watchdog is there to catch: a third of its 30 s, twice EEVDF's worst; its
+# progress is held to half its ticks (EEVDF's: 69 %).
 probe_ok() { # file, most ms waited, fewest ticks
   python3 - "$@" <<'PY'
 import json, sys
@@ -95,7 +100,7 @@ PY
 }
 probe_ok "$WORK/probe-pinned" 2500 $((SECS * 2)) \
   || fail "the task pinned to tick CPU 1 stalled under the FIFO hog (see above)"
-probe_ok "$WORK/probe-other" 2500 $((SECS * 50 / 2)) || fail "other work stalled (see above)"
+probe_ok "$WORK/probe-other" 10000 $((SECS * 50 / 2)) || fail "other work stalled (see above)"
 ((rounds > 0)) || fail "no hackbench round completed"
 ((peak_tasks >= 1000)) || fail "hackbench never had 1000 threads ($peak_tasks)"
 ((bomb_refused > 0)) || fail "the fork bomb never reached pids.max"
