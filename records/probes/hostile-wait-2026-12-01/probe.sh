@@ -7,7 +7,7 @@
 # BIN (a scx_tick build; default the tree's).
 source "$(dirname "$0")/../../../tests/lib.sh"
 SECS=${SECS:-25} ROUNDS=${ROUNDS:-2}
-[[ -n ${BIN:-} ]] && SCX_TICK=$BIN
+[[ -n ${BIN:-} ]] && SCX=$BIN
 CG=$(make_cgroup tick)
 echo +pids >/sys/fs/cgroup/cgroup.subtree_control
 BOMB=$(make_cgroup bomb)
