@@ -11,6 +11,7 @@ source "$(dirname "$0")/../lib.sh"
 CHURN_S=${SCX_TICK_CHURN_S:-15}
 CHURN="$ROOT/target/release/threadchurn"
 BATCH=32
+LEAST_ROUNDS=3 # cgroup rounds the measured churn makes, however slow the guest
 CG=$(make_cgroup tick)
 
 # scx_tick in a memory cgroup of its own: the BPF maps it creates are charged
@@ -83,7 +84,7 @@ churn() { # seconds, json output, fewest cgroup rounds (a slow guest makes 2-7 i
 
 churn 5 "$WORK/warm.json" 0 >/dev/null # warm-up: caches and allocator pools fill
 k1=$(settled_kmem)
-rounds=$(churn "$CHURN_S" "$WORK/churn.json" 3)
+rounds=$(churn "$CHURN_S" "$WORK/churn.json" $LEAST_ROUNDS)
 threads=$(($(json_field "$WORK/churn.json" threads) + $(json_field "$WORK/churn.json.2" threads)))
 rate=$((threads / CHURN_S))
 # the pinning scan (every 200 ms) forgets exited threads: poll, bounded
@@ -105,7 +106,7 @@ note "kernel memory charged to scx_tick: $k0 at start, $k1 after warm-up, $k2 af
 note "ticks counted: $tot_ticks"
 # enough thread lifetimes that a per-thread leak stands out of the noise
 ((threads >= 2000)) || fail "only $threads threads churned"
-((rounds >= 3)) || fail "only $rounds cgroup rounds"
+((rounds >= LEAST_ROUNDS)) || fail "only $rounds cgroup rounds"
 ((entries == 0)) || fail "home_cpus still holds $entries entries for exited threads"
 # at most a batch of each generator, 2 tickload runners and the main threads live at a scan
 ((max_entries <= 2 * (2 * BATCH + 5))) || fail "home_cpus grew to $max_entries entries"
