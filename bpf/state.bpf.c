@@ -35,6 +35,8 @@ const volatile bool trace_decisions;            /* tests only: --trace-decisions
 
 /* Bumped by userspace whenever tick_groups changes: forces reclassification. */
 u32 groups_gen;
+/* Bumped by the kernel's task events, read by userspace's scans. */
+#include "events.bpf.c"
 /* Fair-queue clock of the other tasks (one for every LLC's queue). */
 static u64 vtime_now;
 /*

@@ -1,6 +1,8 @@
 //! Which cgroups hold each tick group's runners, kept in step with the BPF
-//! `tick_groups` map while scx_tick runs (one scan every 200 ms; every
-//! process's name is read again every 2 s, a new process's at once):
+//! `tick_groups` map while scx_tick runs (a scan after the kernel's task
+//! events, at most every 200 ms, reads the name of a new process and of
+//! one that exec'd, renamed a thread or had a thread moved, and every
+//! process's every 5 s regardless: [`super::events`]):
 //!
 //! - a group given by cgroup: the cgroup may appear after scx_tick started
 //!   (at boot, before the server's service made it) or be removed and made
@@ -23,6 +25,8 @@ use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::events::{Scan, ScanGate, TaskEvents};
+
 use anyhow::{Context, Result, anyhow};
 use libbpf_rs::{MapCore, MapFlags};
 use log::{debug, info, warn};
@@ -33,22 +37,16 @@ use crate::breakages::{SCX_TICK_BREAK_NOMOVEBACK, SCX_TICK_BREAK_SELECTALL};
 use crate::config::MissingCgroup;
 use crate::config::plan::{Plan, Runners, ThreadSelect};
 
-/// The same pace as the pinning scan: new threads are runners within 200 ms.
-const SCAN_EVERY: Duration = Duration::from_millis(200);
-
-/// A scan reads the names of the processes new since the last scans, and
-/// of a tracked process only its thread list (its new threads' names when
-/// it changed); everything is read again this often (a process that execs
-/// into a server, a renamed thread, one moved to another cgroup), as
-/// reading all of it five times a second was most of scx_tick's CPU
-/// beside busy servers.
-const RECHECK_EVERY: Duration = Duration::from_secs(2);
-
 /// The processes a scan sees, and which of them it reads.
 struct Listing {
     all: BTreeSet<u32>,
-    /// Whose name and command line are read: new ones, or all on a recheck.
+    /// Whose name and command line are read: new ones and changed ones (a
+    /// scan of the lists reads of another tracked process only its thread
+    /// list, its new threads' names when it changed), or all on a recheck.
     read: Vec<u32>,
+    /// The processes the kernel's events say changed (sorted): an exec, a
+    /// renamed thread, a thread moved to another cgroup.
+    changed: Vec<u32>,
     recheck: bool,
 }
 
@@ -133,10 +131,9 @@ pub struct Membership {
     /// scx_tick itself and its ancestors (sudo, a shell): their command
     /// lines may contain the very patterns we look for.
     ours: BTreeSet<u32>,
-    last_scan: Option<Instant>,
-    /// The processes of the last two scans, and when all were last read again.
+    gate: ScanGate,
+    /// The processes of the last two scans.
     listed: [BTreeSet<u32>; 2],
-    last_recheck: Option<Instant>,
     full_said: bool,
 }
 
@@ -260,7 +257,7 @@ pub fn name_summary<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) ->
 }
 
 /// A comm file: at most 16 bytes, read in one call (no stat for a size
-/// hint: every process's is read every 2 s).
+/// hint: every process's is read on each full scan).
 fn read_comm(path: &str) -> Option<String> {
     let mut buf = [0u8; 64];
     let n = std::fs::File::open(path).ok()?.read(&mut buf).ok()?;
@@ -362,9 +359,8 @@ impl Membership {
             groups,
             registered: BTreeMap::new(),
             ours: own_lineage(),
-            last_scan: None,
+            gate: ScanGate::default(),
             listed: Default::default(),
-            last_recheck: None,
             full_said: false,
         }
     }
@@ -461,31 +457,39 @@ impl Membership {
         out
     }
 
-    /// One scan: look up the groups' cgroups, find the selected threads,
-    /// move them, and bring the BPF table in step.
-    pub fn refresh(&mut self, t: &mut Table) {
-        if self.last_scan.is_some_and(|t| t.elapsed() < SCAN_EVERY) {
-            return;
+    /// One scan if one is due after `events` (read just before): look up
+    /// the groups' cgroups, find the selected threads, move them, and bring
+    /// the BPF table in step.
+    pub fn refresh(&mut self, t: &mut Table, events: &TaskEvents) {
+        if let Some(scan) = self.gate.due(events, Instant::now()) {
+            self.scan_now(t, scan);
         }
-        self.scan(t);
     }
 
-    /// A scan now, whenever the last one was (before the first attach:
-    /// runners are known from the scheduler's first moment, as they were
-    /// when every group was registered at load).
-    pub fn scan(&mut self, t: &mut Table) {
-        self.last_scan = Some(Instant::now());
+    /// A full scan now, whenever the last one was (before the first
+    /// attach: runners are known from the scheduler's first moment, as
+    /// they were when every group was registered at load).
+    pub fn scan(&mut self, t: &mut Table, events: &TaskEvents) {
+        // events before this attach were not counted (a re-attach): every
+        // process is new to the two scans after it
+        self.listed = Default::default();
+        self.gate.ran(events, Instant::now());
+        self.scan_now(t, Scan::Full);
+    }
+
+    fn scan_now(&mut self, t: &mut Table, scan: Scan) {
         let mut want: BTreeSet<u64> = BTreeSet::new();
         let pids = if self
             .groups
             .iter()
             .any(|g| matches!(g.source, Source::Threads { .. }))
         {
-            self.listing(all_pids())
+            self.listing(all_pids(), scan)
         } else {
             Listing {
                 all: BTreeSet::new(),
                 read: Vec::new(),
+                changed: Vec::new(),
                 recheck: true,
             }
         };
@@ -528,23 +532,31 @@ impl Membership {
     }
 
     /// The processes now, and whose names this scan reads: the ones new in
-    /// this scan or the last (a child forked by a shell is read again once
-    /// it has exec'd), or all of them every [`RECHECK_EVERY`].
-    fn listing(&mut self, pids: Vec<u32>) -> Listing {
-        let recheck = self
-            .last_recheck
-            .is_none_or(|t| t.elapsed() >= RECHECK_EVERY);
+    /// this scan or the last and those the kernel's events say changed, or
+    /// all of them on a full scan (`recheck`).
+    fn listing(&mut self, pids: Vec<u32>, scan: Scan) -> Listing {
+        let (recheck, changed) = match scan {
+            Scan::Full => (true, Vec::new()),
+            Scan::Lists(changed) => (false, changed),
+        };
+        let all: BTreeSet<u32> = pids.iter().copied().collect();
         let mut read = if recheck {
-            self.last_recheck = Some(Instant::now());
-            pids.clone()
+            pids
         } else {
-            fresh(&pids, &self.listed)
+            let mut read = fresh(&pids, &self.listed);
+            read.extend(changed.iter().filter(|p| all.contains(p)));
+            read
         };
         read.sort_unstable(); // searched per tracked process
-        let all: BTreeSet<u32> = pids.into_iter().collect();
+        read.dedup();
         self.listed.swap(0, 1);
         self.listed[0] = all.clone();
-        Listing { all, read, recheck }
+        Listing {
+            all,
+            read,
+            changed,
+            recheck,
+        }
     }
 
     /// A cgroup group's cgroup, created or waited for; logs each change.
@@ -625,8 +637,9 @@ impl Membership {
             .collect();
         for (pid, (start, comm)) in matched.into_iter().chain(kept) {
             // between rechecks, a tracked process whose threads are the
-            // same needs nothing more
+            // same, none of them renamed or moved, needs nothing more
             if !pids.recheck
+                && pids.changed.binary_search(&pid).is_err()
                 && let Some(id) = self.unchanged(i, pid)
             {
                 want.insert(id);

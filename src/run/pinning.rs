@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 use libbpf_rs::{MapCore, MapFlags};
@@ -17,14 +17,11 @@ use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
 
 use super::cgroup;
+use super::events::{ScanGate, TaskEvents};
 use crate::bpf::BpfSkel;
 use crate::breakages::{SCX_TICK_BREAK_NOPIN, SCX_TICK_BREAK_NORESTORE, SCX_TICK_BREAK_SAMEHOME};
 use crate::config::Pin;
 use crate::config::plan::Plan;
-
-/// New threads are picked up within this time. Reading cgroup.threads is
-/// cheap; a faster scan would only burn CPU on tick servers.
-const SCAN_EVERY: Duration = Duration::from_millis(200);
 
 struct GroupHomes {
     cpus: Vec<usize>,
@@ -40,7 +37,10 @@ pub struct Pinner {
     saved: BTreeMap<u32, CpuSet>,
     /// Per process: the affinity it had before we pinned any of its threads.
     process_original: BTreeMap<u32, CpuSet>,
-    last_scan: Option<Instant>,
+    /// When a scan of the groups' cgroup.threads is due (after task events,
+    /// as the membership scan), and the cgroups it read last.
+    gate: ScanGate,
+    last_cgroups: Vec<Vec<PathBuf>>,
     last_admission: Option<String>,
 }
 
@@ -116,7 +116,8 @@ impl Pinner {
             pin: plan.pin,
             saved: BTreeMap::new(),
             process_original: BTreeMap::new(),
-            last_scan: None,
+            gate: ScanGate::default(),
+            last_cgroups: Vec::new(),
             last_admission: None,
         }
     }
@@ -151,13 +152,20 @@ impl Pinner {
         cpus.len() == 1 && self.groups.iter().any(|g| g.cpus.contains(&cpus[0]))
     }
 
-    /// Keep homes up to date; `cgroups` holds each group's cgroups now.
-    /// Returns the threads that left their group.
-    pub fn refresh(&mut self, skel: &BpfSkel, cgroups: &[Vec<PathBuf>]) -> Result<Vec<u32>> {
-        if self.last_scan.is_some_and(|t| t.elapsed() < SCAN_EVERY) {
+    /// Keep homes up to date; `cgroups` holds each group's cgroups now,
+    /// `events` the task events read before the membership scan. Returns
+    /// the threads that left their group.
+    pub fn refresh(
+        &mut self,
+        skel: &BpfSkel,
+        cgroups: &[Vec<PathBuf>],
+        events: &TaskEvents,
+    ) -> Result<Vec<u32>> {
+        let due = self.gate.due(events, Instant::now()).is_some();
+        if !due && self.last_cgroups.as_slice() == cgroups {
             return Ok(Vec::new());
         }
-        self.last_scan = Some(Instant::now());
+        self.last_cgroups = cgroups.to_vec();
         let mut added_all: Vec<(u32, usize)> = Vec::new();
         let mut removed_all = Vec::new();
         for (i, g) in self.groups.iter_mut().enumerate() {

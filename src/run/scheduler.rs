@@ -17,6 +17,7 @@ use libbpf_rs::{MapCore, RingBufferBuilder};
 use log::{debug, info, trace, warn};
 use scx_utils::{UserExitInfo, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
+use super::events::TaskEvents;
 use super::hints::Hints;
 use super::membership::{Membership, Table};
 use super::pinning::Pinner;
@@ -320,10 +321,14 @@ impl<'a> Scheduler<'a> {
         // the tick groups' cgroups known so far and those found now; later
         // ones on each scan
         membership.attach(&skel)?;
-        membership.scan(&mut Table {
-            map: &skel.maps.tick_groups,
-            groups_gen: skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
-        });
+        let events = TaskEvents::read(&skel);
+        membership.scan(
+            &mut Table {
+                map: &skel.maps.tick_groups,
+                groups_gen: skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
+            },
+            &events,
+        );
         if let Some(bss) = skel.maps.bss_data.as_mut() {
             bss.groups_gen = bss.groups_gen.wrapping_add(1);
         }
@@ -404,11 +409,19 @@ impl<'a> Scheduler<'a> {
         let (mut snap_at, mut snap_prev) = (Instant::now(), base.groups.clone());
         let mut intervals = Intervals::new(out.print_every, out.json.is_some(), &base.groups);
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
-            membership.refresh(&mut Table {
-                map: &self.skel.maps.tick_groups,
-                groups_gen: self.skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
-            });
-            match self.pinner.refresh(&self.skel, &membership.cgroups()) {
+            // counters first: an event during the scans shows at the next
+            let events = TaskEvents::read(&self.skel);
+            membership.refresh(
+                &mut Table {
+                    map: &self.skel.maps.tick_groups,
+                    groups_gen: self.skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
+                },
+                &events,
+            );
+            match self
+                .pinner
+                .refresh(&self.skel, &membership.cgroups(), &events)
+            {
                 Ok(gone) => hints.forget(&self.skel, &gone),
                 Err(e) => warn!("pinning: {e:#}"),
             }
