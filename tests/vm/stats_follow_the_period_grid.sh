@@ -46,8 +46,9 @@
 # wake-ups (4 per tick): from 5 % under to 25 % over the grid's ticks
 # without hints (measured +3 to +18 %: a late tick's wake-ups near the
 # next grid point start it early), 5 % of the ticks the server ran with hints. Each bound also allows
-# one miss per tickload thread (its spawn and exit wake-ups are ticks to the
-# scheduler, not to the workload), with hints two per runner.
+# one miss per runner (its spawn and exit wake-ups are ticks to the
+# scheduler, not to the workload), with hints two per runner, and 3 for
+# tickload's main thread.
 # Catches: nomiss waketicks notickreplenish threadticks nosteps norollover
 source "$(dirname "$0")/../lib.sh"
 PLAIN=$(make_cgroup plain)
@@ -121,10 +122,14 @@ for case, (lo, hi) in bounds.items():
         ticks, scx, hints = g["ticks"], g["misses"], g["hints_used"]
         # grid: the skipped ticks are missed too; hints: the server's own ticks
         truth = own["misses"] + (own["skipped"] if group == "plain" else 0)
-        # one per tickload thread; with hints one more per runner (the
-        # hinted sleeping case counted 4-6 over the workload in 4 of 11
-        # runs, by 1 more than this allowed once; not traced)
-        slack = len(own["runners"]) * (1 if group == "plain" else 2) + 1
+        # one per runner; with hints two (its first tick, before its first
+        # hint, and its last: the thread exits instead of sleeping, and
+        # is on a CPU or waiting for one at that tick's deadline); up to 3
+        # for tickload's main thread, in the group too (records/probes/
+        # hinted-overcount-2026-12-02: every extra hinted miss was one of
+        # these; the case counted 10 over the workload once, 1 past the
+        # bound of 2 per runner + 1)
+        slack = len(own["runners"]) * (1 if group == "plain" else 2) + 3
         l, h = (lo, hi) if group == "plain" else (0.95, 1.05)
         good = truth * l - slack <= scx <= truth * h + slack
         ok &= good
