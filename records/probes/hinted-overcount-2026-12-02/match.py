@@ -36,3 +36,20 @@ print(f"workload {len(late)} late of {len(ticks)} ticks ({own['skipped']} skippe
 print("runners: " + " ".join(names))
 for r in rows:
     print(r)
+# the late ticks no miss names: when they ran, and the runner's misses near them
+by_runner = {}
+for line in open(misses):
+    m = re.search(r"miss: (.+?)\[(\d+)\] group \S+ cpu \d+ deadline (\d+) at (\d+)", line)
+    if m:
+        by_runner.setdefault(m.group(1), []).append((int(m.group(3)), int(m.group(4))))
+period = int(own["config"]["period_ms"] * 1e6)
+for key in sorted(late - seen, key=lambda k: k[1]):
+    name, dl = key
+    due, begin, end = ticks[key]
+    prev = ticks.get((name, dl - period))
+    near = [f"deadline {(d - dl) / 1e6:+.1f} at {(a - dl) / 1e6:+.1f}" for d, a in by_runner.get(name, [])
+            if abs(d - dl) < 3 * period]
+    print(f"UNCOUNTED late tick of {name}: began {(begin - due) / 1e6:.1f} ms after due, ended "
+          f"{(end - dl) / 1e6:.1f} ms past its deadline; the tick before "
+          + (f"ended {(prev[2] - due) / 1e6:+.1f} ms from this one's due" if prev else "skipped or none")
+          + f"; its misses nearby (ms from this deadline): {', '.join(near) or 'none'}")
