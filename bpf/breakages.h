@@ -135,6 +135,9 @@
 #ifndef SCX_TICK_BREAK_SHAREDHOME
 #define SCX_TICK_BREAK_SHAREDHOME 0 /* sharedhome: a runner away from a shared home goes back to it at every wake-up */
 #endif
+#ifndef SCX_TICK_BREAK_NORENAME
+#define SCX_TICK_BREAK_NORENAME 0 /* norename: a renamed thread is no task event: a group selecting threads by name finds it at the next full scan */
+#endif
 
 /* Rust: scx_tick's userspace side */
 #ifndef SCX_TICK_BREAK_NORESTORE

@@ -60,6 +60,8 @@ int BPF_PROG(tick_ev_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 SEC("tp_btf/task_rename")
 int BPF_PROG(tick_ev_rename, struct task_struct *task, const char *comm)
 {
+	if (SCX_TICK_BREAK_NORENAME)
+		return 0;
 	process_changed(task);
 	return 0;
 }
