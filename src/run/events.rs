@@ -88,7 +88,8 @@ pub enum Scan {
     Full,
 }
 
-/// One scan's pace: read the events first, then ask [`ScanGate::due`].
+/// The scans' pace, one decision for the membership and the pinning scans
+/// (`super::scheduler`): read the events first, then ask [`ScanGate::due`].
 #[derive(Debug, Default)]
 pub struct ScanGate {
     last_scan: Option<Instant>,

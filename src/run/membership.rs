@@ -25,7 +25,7 @@ use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::events::{Scan, ScanGate, TaskEvents};
+use super::events::Scan;
 
 use anyhow::{Context, Result, anyhow};
 use libbpf_rs::{MapCore, MapFlags};
@@ -131,7 +131,6 @@ pub struct Membership {
     /// scx_tick itself and its ancestors (sudo, a shell): their command
     /// lines may contain the very patterns we look for.
     ours: BTreeSet<u32>,
-    gate: ScanGate,
     /// The processes of the last two scans.
     listed: [BTreeSet<u32>; 2],
     full_said: bool,
@@ -359,7 +358,6 @@ impl Membership {
             groups,
             registered: BTreeMap::new(),
             ours: own_lineage(),
-            gate: ScanGate::default(),
             listed: Default::default(),
             full_said: false,
         }
@@ -457,23 +455,20 @@ impl Membership {
         out
     }
 
-    /// One scan if one is due after `events` (read just before): look up
-    /// the groups' cgroups, find the selected threads, move them, and bring
-    /// the BPF table in step.
-    pub fn refresh(&mut self, t: &mut Table, events: &TaskEvents) {
-        if let Some(scan) = self.gate.due(events, Instant::now()) {
-            self.scan_now(t, scan);
-        }
+    /// The scan the scheduler's [`super::events::ScanGate`] says is due:
+    /// look up the groups' cgroups, find the selected threads, move them,
+    /// and bring the BPF table in step.
+    pub fn refresh(&mut self, t: &mut Table, scan: Scan) {
+        self.scan_now(t, scan);
     }
 
     /// A full scan now, whenever the last one was (before the first
     /// attach: runners are known from the scheduler's first moment, as
     /// they were when every group was registered at load).
-    pub fn scan(&mut self, t: &mut Table, events: &TaskEvents) {
+    pub fn scan(&mut self, t: &mut Table) {
         // events before this attach were not counted (a re-attach): every
         // process is new to the two scans after it
         self.listed = Default::default();
-        self.gate.ran(events, Instant::now());
         self.scan_now(t, Scan::Full);
     }
 

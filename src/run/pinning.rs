@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::Result;
 use libbpf_rs::{MapCore, MapFlags};
@@ -17,7 +16,6 @@ use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
 
 use super::cgroup;
-use super::events::{ScanGate, TaskEvents};
 use crate::bpf::BpfSkel;
 use crate::breakages::{SCX_TICK_BREAK_NOPIN, SCX_TICK_BREAK_NORESTORE, SCX_TICK_BREAK_SAMEHOME};
 use crate::config::Pin;
@@ -37,9 +35,7 @@ pub struct Pinner {
     saved: BTreeMap<u32, CpuSet>,
     /// Per process: the affinity it had before we pinned any of its threads.
     process_original: BTreeMap<u32, CpuSet>,
-    /// When a scan of the groups' cgroup.threads is due (after task events,
-    /// as the membership scan), and the cgroups it read last.
-    gate: ScanGate,
+    /// The cgroups the last scan of their cgroup.threads read.
     last_cgroups: Vec<Vec<PathBuf>>,
     last_admission: Option<String>,
 }
@@ -116,7 +112,6 @@ impl Pinner {
             pin: plan.pin,
             saved: BTreeMap::new(),
             process_original: BTreeMap::new(),
-            gate: ScanGate::default(),
             last_cgroups: Vec::new(),
             last_admission: None,
         }
@@ -153,15 +148,15 @@ impl Pinner {
     }
 
     /// Keep homes up to date; `cgroups` holds each group's cgroups now,
-    /// `events` the task events read before the membership scan. Returns
+    /// `due` whether the scans are due (the scheduler's [`super::events::ScanGate`],
+    /// as for the membership scan). Returns
     /// the threads that left their group.
     pub fn refresh(
         &mut self,
         skel: &BpfSkel,
         cgroups: &[Vec<PathBuf>],
-        events: &TaskEvents,
+        due: bool,
     ) -> Result<Vec<u32>> {
-        let due = self.gate.due(events, Instant::now()).is_some();
         if !due && self.last_cgroups.as_slice() == cgroups {
             return Ok(Vec::new());
         }

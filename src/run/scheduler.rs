@@ -17,7 +17,7 @@ use libbpf_rs::{MapCore, RingBufferBuilder};
 use log::{debug, info, trace, warn};
 use scx_utils::{UserExitInfo, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 
-use super::events::TaskEvents;
+use super::events::{ScanGate, TaskEvents};
 use super::hints::Hints;
 use super::membership::{Membership, Table};
 use super::pinning::Pinner;
@@ -232,6 +232,9 @@ struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     link: Option<libbpf_rs::Link>,
     pinner: Pinner,
+    /// When the membership and pinning scans run: one decision for both,
+    /// after the task events read at the loop's turn.
+    gate: ScanGate,
 }
 
 impl<'a> Scheduler<'a> {
@@ -321,14 +324,12 @@ impl<'a> Scheduler<'a> {
         // the tick groups' cgroups known so far and those found now; later
         // ones on each scan
         membership.attach(&skel)?;
-        let events = TaskEvents::read(&skel);
-        membership.scan(
-            &mut Table {
-                map: &skel.maps.tick_groups,
-                groups_gen: skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
-            },
-            &events,
-        );
+        let mut gate = ScanGate::default();
+        gate.ran(&TaskEvents::read(&skel), Instant::now());
+        membership.scan(&mut Table {
+            map: &skel.maps.tick_groups,
+            groups_gen: skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
+        });
         if let Some(bss) = skel.maps.bss_data.as_mut() {
             bss.groups_gen = bss.groups_gen.wrapping_add(1);
         }
@@ -342,6 +343,7 @@ impl<'a> Scheduler<'a> {
             skel,
             link: Some(link),
             pinner,
+            gate,
         })
     }
 
@@ -410,18 +412,18 @@ impl<'a> Scheduler<'a> {
         let mut intervals = Intervals::new(out.print_every, out.json.is_some(), &base.groups);
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             // counters first: an event during the scans shows at the next
-            let events = TaskEvents::read(&self.skel);
-            membership.refresh(
-                &mut Table {
-                    map: &self.skel.maps.tick_groups,
-                    groups_gen: self.skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
-                },
-                &events,
-            );
-            match self
-                .pinner
-                .refresh(&self.skel, &membership.cgroups(), &events)
-            {
+            let scan = self.gate.due(&TaskEvents::read(&self.skel), Instant::now());
+            let due = scan.is_some();
+            if let Some(scan) = scan {
+                membership.refresh(
+                    &mut Table {
+                        map: &self.skel.maps.tick_groups,
+                        groups_gen: self.skel.maps.bss_data.as_mut().map(|b| &mut b.groups_gen),
+                    },
+                    scan,
+                );
+            }
+            match self.pinner.refresh(&self.skel, &membership.cgroups(), due) {
                 Ok(gone) => hints.forget(&self.skel, &gone),
                 Err(e) => warn!("pinning: {e:#}"),
             }
