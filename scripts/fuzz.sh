@@ -9,6 +9,10 @@
 #   scripts/fuzz.sh --merge ...                then add the inputs that reach
 #                                              new code to fuzz/corpus/
 #                                              (minimized; commit them)
+#   scripts/fuzz.sh --record FILE ...          append the run's record to
+#                                              FILE (JSON lines, as the
+#                                              suite's: records/tests/ keeps
+#                                              the ones docs quote)
 #   scripts/fuzz.sh --list                     the targets
 #
 # A crash (a panic, a failed check, an abort, an input that runs 10 s)
@@ -22,15 +26,16 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/common.sh
 
-SECS=20 MERGE=0 TARGETS=()
+SECS=20 MERGE=0 TARGETS=() RECORD="" ARGS=("$@")
 ALL=(config_file command_line hints_request hints_reply)
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seconds) SECS=${2:?--seconds needs a number}; shift ;;
     --merge) MERGE=1 ;;
+    --record) RECORD=${2:?--record needs a file}; shift ;;
     --list) printf '%s\n' "${ALL[@]}"; exit 0 ;;
     -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
-    -*) die "unknown option $1 (--seconds N, --merge, --list)" ;;
+    -*) die "unknown option $1 (--seconds N, --merge, --record FILE, --list)" ;;
     *) [[ " ${ALL[*]} " == *" $1 "* ]] || die "no fuzz target $1: the targets are ${ALL[*]}"
        TARGETS+=("$1") ;;
   esac
@@ -38,6 +43,22 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$SECS" =~ ^[1-9][0-9]*$ ]] || die "--seconds $SECS: a whole number of seconds, at least 1"
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL[@]}")
+if [[ -n $RECORD ]]; then
+  # the run once more without --record, its output kept as the record's
+  # figures (scripts/reliability-figures.py reads the record "fuzz")
+  args=() skip=0
+  for a in "${ARGS[@]}"; do
+    ((skip)) && { skip=0; continue; }
+    [[ $a == --record ]] && { skip=1; continue; }
+    args+=("$a")
+  done
+  o=$(mktemp) t=$SECONDS commit=$(commit_id)
+  bash "$0" "${args[@]}" 2>&1 | tee "$o"
+  rc=${PIPESTATUS[0]}
+  keep_record fuzz "$rc" $((SECONDS - t)) "$o" "$RECORD" "$commit" || rc=1
+  rm -f "$o"
+  exit "$rc"
+fi
 
 # cargo-fuzz's instrumentation, spelled for stable rustc: sancov's module
 # pass with inline 8-bit counters, the PC table and comparison tracing,

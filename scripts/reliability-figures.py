@@ -18,7 +18,9 @@ every one, so no figure in it is typed by hand.
     code it runs: its own file, tests/lib.sh, scripts/common.sh, and for
     the scenarios that load the scheduler bpf/, src/, tools/ (the
     replay), hint/ (the hints protocol) and scripts/vm.sh (the guest); the suite's fuzzing run
-    ("fuzz") counts as one, its code fuzz/, hint/ and src/config, src/model. A commit with "+uncommitted" counts as its base commit; one
+    ("fuzz") counts as one, its code fuzz/, hint/ and src/config, src/model
+    (the suite fuzzes only with SCX_TICK_FUZZ_S=N; `scripts/fuzz.sh --record
+    records/tests/fuzz-DATE.jsonl` refreshes that record alone). A commit with "+uncommitted" counts as its base commit; one
     git does not know is too old;
   - whose latest record did not pass.
 --docs writes the soak's table into docs/reliability.md, between its

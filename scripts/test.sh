@@ -11,10 +11,11 @@
 #   scripts/test.sh --vng        every VM scenario under virtme-ng instead
 #                                (also SCX_TICK_VM=vng)
 #
-# SCX_TICK_FUZZ_S=N adds coverage-guided fuzzing, N s a target
-# (scripts/fuzz.sh): its instrumented build of every crate took 6.5 of
-# CI's 66 minutes on 2026-12-02 for 20 s of fuzzing, so the suite leaves it
-# out by default (cargo test replays the committed corpus every run).
+# SCX_TICK_FUZZ_S=N (N > 0) adds coverage-guided fuzzing, N s a target
+# (scripts/fuzz.sh, its record "fuzz" among the scenarios'): its
+# instrumented build of every crate took 6.5 of CI's 66 minutes on
+# 2026-12-02 for 20 s of fuzzing, so the suite leaves it out by default
+# (cargo test replays the committed corpus every run).
 # SCX_TICK_SUITE_LIMIT_S (default 5040: 84 min; 80 until a slower host's
 # run, set-up and fresh builds included, came near it) bounds the whole run: a
 # scenario whose worst case (its guest's timeout, 330 s with a boot; 390
@@ -266,13 +267,12 @@ if [[ ${#PATTERNS[@]} -eq 0 ]]; then
   rc=$?; [[ $rc -ne 0 ]] && tail -30 /tmp/scx_tick-lint.log
   record lint "$rc" $((SECONDS - t))
 fi
-if [[ ${#PATTERNS[@]} -eq 0 && -n ${SCX_TICK_FUZZ_S:-} ]]; then
+if [[ ${#PATTERNS[@]} -eq 0 && ${SCX_TICK_FUZZ_S:-0} != 0 ]]; then
   # coverage-guided fuzzing (scripts/fuzz.sh), each target from its
-  # committed corpus for a bounded time; its figures go to the records
+  # committed corpus for a bounded time; it writes its own record
   t=$SECONDS o=$(mktemp)
-  bash scripts/fuzz.sh --seconds "$SCX_TICK_FUZZ_S" > >(tee "$o") 2>&1; rc=$?
+  bash scripts/fuzz.sh --seconds "$SCX_TICK_FUZZ_S" --record "$RECORDS" > >(tee "$o") 2>&1; rc=$?
   wait $! 2>/dev/null
-  keep_record fuzz "$rc" $((SECONDS - t)) "$o" "$RECORDS" "$COMMIT" || rc=1
   record fuzz "$rc" $((SECONDS - t))
   [[ $rc -ne 0 ]] && FAIL_LINES+=("fuzz: $(grep '^FAIL' "$o" | tail -1 | cut -c1-300)")
   rm -f "$o"
