@@ -26,7 +26,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/common.sh
 
-SECS=20 MERGE=0 TARGETS=() RECORD="" ARGS=("$@")
+SECS=20 MERGE=0 TARGETS=() RECORD=""
 ALL=(config_file command_line hints_request hints_reply)
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -44,16 +44,12 @@ done
 [[ "$SECS" =~ ^[1-9][0-9]*$ ]] || die "--seconds $SECS: a whole number of seconds, at least 1"
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL[@]}")
 if [[ -n $RECORD ]]; then
-  # the run once more without --record, its output kept as the record's
-  # figures (scripts/reliability-figures.py reads the record "fuzz")
-  args=() skip=0
-  for a in "${ARGS[@]}"; do
-    ((skip)) && { skip=0; continue; }
-    [[ $a == --record ]] && { skip=1; continue; }
-    args+=("$a")
-  done
+  # the run once more, as parsed, without --record: its output kept as
+  # the record's figures (scripts/reliability-figures.py reads "fuzz")
   o=$(mktemp) t=$SECONDS commit=$(commit_id)
-  bash "$0" "${args[@]}" 2>&1 | tee "$o"
+  merge=()
+  ((MERGE)) && merge=(--merge)
+  bash "$0" --seconds "$SECS" "${merge[@]}" "${TARGETS[@]}" 2>&1 | tee "$o"
   rc=${PIPESTATUS[0]}
   keep_record fuzz "$rc" $((SECONDS - t)) "$o" "$RECORD" "$commit" || rc=1
   rm -f "$o"
