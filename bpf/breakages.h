@@ -72,6 +72,9 @@
 #ifndef SCX_TICK_BREAK_NODEMOTE
 #define SCX_TICK_BREAK_NODEMOTE 0 /* nodemote: overrun work (past a missed deadline) keeps its replenished key, level with on-time ticks */
 #endif
+#ifndef SCX_TICK_BREAK_OVERRUNSTICKS
+#define SCX_TICK_BREAK_OVERRUNSTICKS 0 /* overrunsticks: a runner that slept since its miss stays replenished and overrun work */
+#endif
 #ifndef SCX_TICK_BREAK_OVERRUNKEEPS
 #define SCX_TICK_BREAK_OVERRUNKEEPS 0 /* overrunkeeps: a CPU running overrun work is no place for an on-time runner to spill to */
 #endif

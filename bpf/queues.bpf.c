@@ -90,13 +90,15 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now); /* placeme
  * queue (a tick CPU, -1: the global queue): the idle tick CPUs nearest
  * @near first (at most MAX_PROBES looked at), else a CPU of @near's node
  * running other work (preempted), else any idle tick CPU, else any idle
- * CPU. The CPU looks at @near's queue first (its steal
- * hint): a late runner's timer reaches the CPU that will take it, however
- * many tick CPUs there are. 1 if one was found.
+ * CPU, each one @p may run on (a CPU it may not run on, claimed and woken,
+ * would find nothing to take while @p waited for the timer's next look).
+ * The CPU looks at @near's queue first (its steal hint): a late runner's
+ * timer reaches the CPU that will take it, however many tick CPUs there
+ * are. 1 if one was found.
  */
 static bool kick_idle_for(struct task_struct *p, s32 near, u64 now)
 {
-	struct bpf_cpumask *tick = tick_cpumask, *other = other_cpumask;
+	struct bpf_cpumask *tick = tick_cpumask;
 	struct cpu_ctx *cctx;
 	s32 cpu = -1, preempt = -1, c;
 	u32 k;
@@ -128,17 +130,18 @@ static bool kick_idle_for(struct task_struct *p, s32 near, u64 now)
 	}
 	if (preempt >= 0)
 		cpu = preempt;
-	if (cpu < 0 && tick)
+	/* the tick CPUs as one mask when @p may run on them all (the usual case) */
+	if (cpu < 0 && tick && bpf_cpumask_subset(cast_mask(tick), p->cpus_ptr))
 		cpu = scx_bpf_pick_idle_cpu(cast_mask(tick), 0);
-	if (cpu < 0 && other)
-		cpu = scx_bpf_pick_idle_cpu(cast_mask(other), 0);
+	if (cpu < 0)
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (cpu < 0)
 		return false;
 	if (near >= 0 && (cctx = lookup_cpu_ctx(cpu)))
 		cctx->steal_hint = tick_index(near) + 1;
 	/* always kick what was claimed: a claimed CPU that is not kicked sleeps on */
 	scx_bpf_kick_cpu(cpu, preempt >= 0 ? SCX_KICK_PREEMPT : SCX_KICK_IDLE);
-	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+	return true;
 }
 
 /* The steal timer of queue @key (@dsq) at @now: is its head late yet? */

@@ -632,6 +632,18 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	bool done = wake_done(tctx), guess = tctx->grid_guess;
 	struct proc_tick *pt;
 
+	/*
+	 * It slept: no longer a tick begun at a replenishment nor overrun work
+	 * (dispatch::overrun_after_miss()), whether this wake-up starts a tick
+	 * or continues one. Kept, a runner demoted once stayed demoted: its
+	 * on-time wake-ups fell in its replenished tick and continued it, it
+	 * waited behind later deadlines, and missed again (159 of 160 ticks,
+	 * vm/groups_keep_edf_order on a second run in one guest).
+	 */
+	if (!SCX_TICK_BREAK_OVERRUNSTICKS) {
+		tctx->replenished = false;
+		tctx->overrun = false;
+	}
 	if (tctx->last_wake) {
 		u64 interval = elapsed(now, tctx->last_wake);
 

@@ -258,7 +258,11 @@ pub fn overrun_key(key: u64, overrun: bool, period: u64) -> u64 {
 /// work already. Not a tick that only started late and runs past its
 /// deadline once (demoted, it would end later still, and so would its
 /// runner's next ticks), nor one that waited for a CPU all along. A
-/// wake-up's new tick never is.
+/// wake-up ends both, whether it starts a tick or continues one (BPF:
+/// `wake_tick()`): its runner slept since the miss. (Ended only by a new
+/// tick, a runner demoted once stayed demoted: its on-time wake-ups fell
+/// in its replenished tick and continued it, so it waited behind later
+/// deadlines and missed again, 159 of 160 ticks.)
 pub fn overrun_after_miss(was_overrun: bool, ran_on: bool, replenished: bool) -> bool {
     was_overrun || (ran_on && replenished)
 }

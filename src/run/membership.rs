@@ -455,13 +455,6 @@ impl Membership {
         out
     }
 
-    /// The scan the scheduler's [`super::events::ScanGate`] says is due:
-    /// look up the groups' cgroups, find the selected threads, move them,
-    /// and bring the BPF table in step.
-    pub fn refresh(&mut self, t: &mut Table, scan: Scan) {
-        self.scan_now(t, scan);
-    }
-
     /// A full scan now, whenever the last one was (before the first
     /// attach: runners are known from the scheduler's first moment, as
     /// they were when every group was registered at load).
@@ -469,10 +462,13 @@ impl Membership {
         // events before this attach were not counted (a re-attach): every
         // process is new to the two scans after it
         self.listed = Default::default();
-        self.scan_now(t, Scan::Full);
+        self.refresh(t, Scan::Full);
     }
 
-    fn scan_now(&mut self, t: &mut Table, scan: Scan) {
+    /// The scan the scheduler's [`super::events::ScanGate`] says is due:
+    /// look up the groups' cgroups, find the selected threads, move them,
+    /// and bring the BPF table in step.
+    pub fn refresh(&mut self, t: &mut Table, scan: Scan) {
         let mut want: BTreeSet<u64> = BTreeSet::new();
         let pids = if self
             .groups

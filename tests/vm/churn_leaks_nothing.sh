@@ -98,12 +98,6 @@ max_entries=$(sort -n "$WORK/entries" | tail -1)
 [[ "$(sched_state)" == enabled ]] || fail "state after churn: $(sched_state)"
 stop_scx INT
 [[ $SCX_RC -eq 0 ]] || fail "exit status $SCX_RC"
-# the guest as it was, for the scenarios after this one in a shared guest
-# (with the memory controller left on for root's children and these
-# cgroups left behind, vm/groups_keep_edf_order after it missed 159-160
-# of 160 short-deadline ticks in 3 runs of 3, 2026-12-02)
-rmdir "$MEM" "$CG" 2>/dev/null || true
-echo -memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
 read_totals
 grow=$((k2 - k1))
 note "churn: $threads threads in ${CHURN_S}s ($rate/s), $rounds cgroups created/populated/emptied/removed"
