@@ -67,7 +67,7 @@ static u64 take_hint(struct task_struct *p, s32 group, u64 now, struct group_sta
  * most CPU before: among runners that never sleep, one took 5 x the
  * others' ticks.) Mirrors dispatch::queue_key().
  */
-static u64 runner_key(struct task_ctx *tctx, u64 ran)
+static u64 runner_key_as(struct task_ctx *tctx, u64 ran, bool overrun)
 {
 	u64 key;
 
@@ -83,9 +83,14 @@ static u64 runner_key(struct task_ctx *tctx, u64 ran)
 	 * periods' ticks, and overrun runners take turns among themselves.
 	 * Mirrors dispatch::overrun_key().
 	 */
-	if (tctx->overrun && !SCX_TICK_BREAK_NODEMOTE)
+	if (overrun && !SCX_TICK_BREAK_NODEMOTE)
 		key += group_period(tctx->group);
 	return key;
+}
+
+static u64 runner_key(struct task_ctx *tctx, u64 ran)
+{
+	return runner_key_as(tctx, ran, tctx->overrun);
 }
 
 static u64 queue_key(struct task_ctx *tctx)
@@ -227,14 +232,15 @@ static u64 tick_deadline(s32 group, u64 now, u64 grid)
 /*
  * The EDF key a runner waking at @now would have, without a hint: the tick
  * in progress keeps its key (deadline plus the CPU time it had), a new tick
- * has had no CPU time yet.
+ * has had no CPU time yet. Neither is overrun work: the wake-up ends that
+ * (wake_tick(), which runs after the wake-up's placement).
  */
 static u64 wake_key(struct task_ctx *tctx, u64 now)
 {
 	u64 grid;
 
 	if (tctx->in_tick || !grid_tick(tctx, now, wake_done(tctx), &grid))
-		return runner_key(tctx, 0);
+		return runner_key_as(tctx, 0, SCX_TICK_BREAK_OVERRUNSTICKS && tctx->overrun);
 	return now + group_deadline(tctx->group);
 }
 
