@@ -279,8 +279,10 @@ void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)
 
 	if (!tctx || !(deq_flags & SCX_DEQ_SLEEP))
 		return;
+	now = clock_now();
+	tctx->slept_at = now;
 	if (tctx->proc_key)
-		proc_asleep(tctx, clock_now());
+		proc_asleep(tctx, now);
 	if (!tctx->in_tick)
 		return;
 
@@ -288,7 +290,6 @@ void BPF_STRUCT_OPS(tick_quiescent, struct task_struct *p, u64 deq_flags)
 	 * It sleeps: late already, the tick is missed; a wake-up inside it
 	 * continues it (wake_tick), so its CPU time and deadline stay.
 	 */
-	now = clock_now();
 	account_miss(p, tctx, now);
 	tctx->in_tick = false;
 	if (!tctx->runner)

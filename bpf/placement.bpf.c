@@ -479,6 +479,9 @@ static s32 select_runner_cpu(struct task_struct *p, struct task_ctx *tctx, s32 p
 		return prev_cpu;
 	STAT_INC(decisions);
 	now = clock_now();
+	/* before anything reads it (wake_key(), reserve(), overrun_yields()); wake_tick() runs later */
+	if (sleep_ends_overrun(tctx, now))
+		tctx->overrun = false;
 	/* the tick this wake-up starts or continues (ops.runnable takes its hint, if any) */
 	key = wake_key(tctx, now);
 	wait = wait_at(home, key, now);

@@ -158,6 +158,7 @@ struct task_ctx {
 	u64 step_cpu;       /* EWMA of its CPU time in its process's steps that began at a wake-up and ended in a sleep (proc_roll_over()) */
 	bool step_woke;     /* its tick in progress began at a wake-up (not a roll-over or a replenishment) */
 	u64 last_wake;
+	u64 slept_at;       /* when it last went to sleep (ops.quiescent): sleep_ends_overrun() */
 	u64 wake_interval;  /* EWMA of the time between wake-ups, predicts the next tick */
 	u64 burst;          /* EWMA of its CPU time from a wake-up to its sleep (a runner only) */
 	u64 burst_ran;      /* CPU time since its last wake-up */

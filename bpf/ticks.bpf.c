@@ -67,7 +67,7 @@ static u64 take_hint(struct task_struct *p, s32 group, u64 now, struct group_sta
  * most CPU before: among runners that never sleep, one took 5 x the
  * others' ticks.) Mirrors dispatch::queue_key().
  */
-static u64 runner_key_as(struct task_ctx *tctx, u64 ran, bool overrun)
+static u64 runner_key(struct task_ctx *tctx, u64 ran)
 {
 	u64 key;
 
@@ -83,14 +83,21 @@ static u64 runner_key_as(struct task_ctx *tctx, u64 ran, bool overrun)
 	 * periods' ticks, and overrun runners take turns among themselves.
 	 * Mirrors dispatch::overrun_key().
 	 */
-	if (overrun && !SCX_TICK_BREAK_NODEMOTE)
+	if (tctx->overrun && !SCX_TICK_BREAK_NODEMOTE)
 		key += group_period(tctx->group);
 	return key;
 }
 
-static u64 runner_key(struct task_ctx *tctx, u64 ran)
+/*
+ * A runner waking at @now slept long enough since it went to sleep (an
+ * eighth of a period) to be no overrun work any more, nor a tick begun at
+ * a replenishment. Mirrors dispatch::sleep_ends_overrun(), which says why.
+ */
+static bool sleep_ends_overrun(struct task_ctx *tctx, u64 now)
 {
-	return runner_key_as(tctx, ran, tctx->overrun);
+	if (SCX_TICK_BREAK_OVERRUNSTICKS || !tctx->slept_at)
+		return false;
+	return elapsed(now, tctx->slept_at) >= group_period(tctx->group) / 8;
 }
 
 static u64 queue_key(struct task_ctx *tctx)
@@ -232,15 +239,14 @@ static u64 tick_deadline(s32 group, u64 now, u64 grid)
 /*
  * The EDF key a runner waking at @now would have, without a hint: the tick
  * in progress keeps its key (deadline plus the CPU time it had), a new tick
- * has had no CPU time yet. Neither is overrun work: the wake-up ends that
- * (wake_tick(), which runs after the wake-up's placement).
+ * has had no CPU time yet.
  */
 static u64 wake_key(struct task_ctx *tctx, u64 now)
 {
 	u64 grid;
 
 	if (tctx->in_tick || !grid_tick(tctx, now, wake_done(tctx), &grid))
-		return runner_key_as(tctx, 0, SCX_TICK_BREAK_OVERRUNSTICKS && tctx->overrun);
+		return runner_key(tctx, 0);
 	return now + group_deadline(tctx->group);
 }
 
@@ -638,15 +644,8 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	bool done = wake_done(tctx), guess = tctx->grid_guess;
 	struct proc_tick *pt;
 
-	/*
-	 * It slept: no longer a tick begun at a replenishment nor overrun work
-	 * (dispatch::overrun_after_miss()), whether this wake-up starts a tick
-	 * or continues one. Kept, a runner demoted once stayed demoted: its
-	 * on-time wake-ups fell in its replenished tick and continued it, it
-	 * waited behind later deadlines, and missed again (159 of 160 ticks,
-	 * vm/groups_keep_edf_order on a second run in one guest).
-	 */
-	if (!SCX_TICK_BREAK_OVERRUNSTICKS) {
+	/* whether this wake-up starts a tick or continues one (select_runner_cpu() did the same) */
+	if (sleep_ends_overrun(tctx, now)) {
 		tctx->replenished = false;
 		tctx->overrun = false;
 	}

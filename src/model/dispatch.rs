@@ -257,14 +257,24 @@ pub fn overrun_key(key: u64, overrun: bool, period: u64) -> u64 {
 /// earlier miss, so its own work overran a whole period), or was overrun
 /// work already. Not a tick that only started late and runs past its
 /// deadline once (demoted, it would end later still, and so would its
-/// runner's next ticks), nor one that waited for a CPU all along. A
-/// wake-up ends both, whether it starts a tick or continues one (BPF:
-/// `wake_tick()`): its runner slept since the miss. (Ended only by a new
-/// tick, a runner demoted once stayed demoted: its on-time wake-ups fell
-/// in its replenished tick and continued it, so it waited behind later
-/// deadlines and missed again, 159 of 160 ticks.)
+/// runner's next ticks), nor one that waited for a CPU all along. A sleep
+/// ends both ([`sleep_ends_overrun`]).
 pub fn overrun_after_miss(was_overrun: bool, ran_on: bool, replenished: bool) -> bool {
     was_overrun || (ran_on && replenished)
+}
+
+/// Does a runner that wakes after `slept` asleep stop being overrun work,
+/// and its tick one begun at a replenishment (BPF: `sleep_ends_overrun()`,
+/// in `select_runner_cpu()` and `wake_tick()`)? Yes after an eighth of a
+/// period, whether the wake-up starts a tick or continues one: its work
+/// ended and new work begins. Ended only by a new tick, a runner demoted
+/// once stayed demoted: its on-time wake-ups fell in its replenished tick
+/// and continued it, so it waited behind later deadlines and missed again
+/// (`vm/groups_keep_edf_order`: 137-150 of 160 ticks on a second run in one
+/// guest). A moment's block (a lock, a receive timeout) ends nothing: a
+/// server that is always behind and blocks now and then stays demoted.
+pub fn sleep_ends_overrun(slept: u64, period: u64) -> bool {
+    slept >= period / 8
 }
 
 /// Does a runner with `key` preempt what a CPU runs? Other work

@@ -38,6 +38,9 @@ fn overrun_work_yields_to_a_neighbours_fresh_tick_but_not_to_later_ones() {
     assert!(overrun_after_miss(overrun, false, true));
     assert!(!overrun_after_miss(false, false, true));
     assert_eq!(overrun_key(key, false, P), key);
+    // a sleep between its ticks ends it, a moment's block mid-tick does not
+    assert!(sleep_ends_overrun(P / 8, P) && sleep_ends_overrun(40 * MS, P));
+    assert!(!sleep_ends_overrun(MS, P));
 }
 
 #[test]
@@ -242,6 +245,8 @@ fn a_late_wake_up_does_not_make_later_ticks_miss() {
                     guess = grid.is_none();
                     (grid, deadline, replenished) = (Some(g), d, false);
                 }
+                // a tick it continues after a sleep is no replenished one any more
+                replenished &= !sleep_ends_overrun(now - end, P);
                 now
             } else {
                 end
