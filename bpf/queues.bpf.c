@@ -89,9 +89,10 @@ static bool free_for_runner(struct task_struct *p, u32 cpu, u64 now); /* placeme
  * Claim and wake an idle CPU that @p may run on, to take it from @near's
  * queue (a tick CPU, -1: the global queue): the idle tick CPUs nearest
  * @near first (at most MAX_PROBES looked at), else a CPU of @near's node
- * running other work (preempted), else any idle tick CPU, else any idle
- * CPU, each one @p may run on (a CPU it may not run on, claimed and woken,
- * would find nothing to take while @p waited for the timer's next look).
+ * running other work (preempted), else any idle tick CPU when @p may run
+ * on them all, else any idle CPU @p may run on (a CPU it may not run on,
+ * claimed and woken, would find nothing to take while @p waited for the
+ * timer's next look).
  * The CPU looks at @near's queue first (its steal hint): a late runner's
  * timer reaches the CPU that will take it, however many tick CPUs there
  * are. 1 if one was found.

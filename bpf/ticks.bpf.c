@@ -644,7 +644,10 @@ static void wake_tick(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	bool done = wake_done(tctx), guess = tctx->grid_guess;
 	struct proc_tick *pt;
 
-	/* whether this wake-up starts a tick or continues one (select_runner_cpu() did the same) */
+	/*
+	 * whether this wake-up starts a tick or continues one; select_runner_cpu()
+	 * cleared only overrun, since replenished is needed above (wake_done())
+	 */
 	if (sleep_ends_overrun(tctx, now)) {
 		tctx->replenished = false;
 		tctx->overrun = false;
