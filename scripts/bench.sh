@@ -13,6 +13,7 @@
 #   scripts/bench.sh [--quick] [--cpus LIST] [--scenarios LIST] [--repeat N]
 #                    [--runners LIST] [--seconds S] [--schedulers LIST]
 #                    [--variant NAME=ARGS]... [--out DIR] [--no-peers]
+#                    [--overloaded-blocks N]
 #
 #   --cpus 2,4,8      one guest per vCPU count (default 2,4,8; --quick: 4)
 #   --scenarios LIST  subset of (default all; --quick: standard):
@@ -62,6 +63,9 @@
 #   --out DIR         results folder (default results/bench-DATE); runs add to
 #                     it, the report is rebuilt from everything in it
 #   --no-peers        do not install missing peers (those are then skipped)
+#   --overloaded-blocks N  (isolation) the overloaded server's runners block
+#                     N times a tick for 1 ms (tickload --blocks: a lag
+#                     machine that waits on a lock now and then; default 0)
 #
 # The host half (this script) sets up, boots the guests and writes the
 # report; scripts/guest/bench.sh runs the scenarios inside each guest.
@@ -76,7 +80,7 @@ source "$ROOT/scripts/common.sh"
 source "$ROOT/scripts/bench-scenarios.sh"
 
 CPUS_LIST="" RUNNERS="" SECS="" SCHEDS="" OUT="" QUICK=0 NO_PEERS=0
-SCENARIOS="" REPEAT="" VARIANTS=()
+SCENARIOS="" REPEAT="" VARIANTS=() OVERLOADED_BLOCKS=0
 ORIG_ARGS=("$@")
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -90,7 +94,8 @@ while [[ $# -gt 0 ]]; do
     --out) OUT=$2; shift 2 ;;
     --no-peers) NO_PEERS=1; shift ;;
     --variant) VARIANTS+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
+    --overloaded-blocks) OVERLOADED_BLOCKS=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^# The host half/p' "$0" | sed '$d'; exit 0 ;; # the options, whole
     *) die "bench.sh: unknown option $1 (see scripts/bench.sh --help)" ;;
   esac
 done
@@ -111,6 +116,9 @@ for s in "${SCHED_LIST[@]}"; do
   [[ " ${ALL_SCHEDS[*]} " == *" $s "* ]] || die "bench.sh: unknown scheduler $s (allowed: ${ALL_SCHEDS[*]})"
 done
 [[ "$SECS" =~ ^[0-9]+$ && $SECS -ge 3 ]] || die "bench.sh: --seconds must be a whole number of at least 3"
+[[ "$OVERLOADED_BLOCKS" =~ ^[0-9]+$ && $OVERLOADED_BLOCKS -le 100 ]] \
+  || die "bench.sh: --overloaded-blocks must be a whole number from 0 to 100"
+((OVERLOADED_BLOCKS == 0)) || OVERLOADED_ARGS+=(--blocks "$OVERLOADED_BLOCKS")
 # --variant: checked here, before any guest boots; the real families'
 # guests get them as NAME=ARGS;NAME=ARGS (scripts/guest/bench-real.sh)
 VARIANT_NAMES=()
@@ -240,7 +248,7 @@ run_guests() {
     log "guest with $v vCPUs: ${todo[*]} (up to $timeout s)"
     bash "$ROOT/scripts/vm.sh" --cpus "$v" --timeout "$timeout" --env "SCX_TICK_CACHE=$CACHE_DIR" -- \
       bash "$ROOT/scripts/guest/bench.sh" --vcpus "$v" --runners "$RUNNERS" --seconds "$SECS" \
-      --scenarios "$SCENARIOS" --repeat "$REPEAT" \
+      --scenarios "$SCENARIOS" --repeat "$REPEAT" --overloaded-blocks "$OVERLOADED_BLOCKS" \
       --schedulers "$(IFS=,; echo "${todo[*]}")" >>"$raw" 2> >(tee -a "$log" >&2) &
     vm=$!
     last_size=-1 quiet=0

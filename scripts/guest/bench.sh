@@ -6,6 +6,7 @@
 #
 #   scripts/guest/bench.sh --vcpus N --runners auto|headline|LIST --seconds S
 #                          --scenarios LIST --repeat N --schedulers LIST
+#                          [--overloaded-blocks N]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/scripts/common.sh"
@@ -20,6 +21,7 @@ while [[ $# -gt 0 ]]; do
     --scenarios) SCENARIOS=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
     --schedulers) SCHEDS=$2; shift 2 ;;
+    --overloaded-blocks) ((${2:-0} == 0)) || OVERLOADED_ARGS+=(--blocks "$2"); shift 2 ;;
     *) die "guest/bench.sh: unknown option $1 (it is run by scripts/bench.sh)" ;;
   esac
 done

@@ -265,7 +265,8 @@ fn report(dir: &Path) -> Result<()> {
             md.push_str(
                 "\n### isolation: a well-behaved server (vCPUs runners x 12 ms per 50 ms) beside \
                  vCPUs CPU hogs, alone and beside an overloaded server in its own tick group \
-                 (3/4 x vCPUs runners that never sleep, 70 ms per 50 ms tick)\n\n",
+                 (3/4 x vCPUs runners, 70 ms of work per 50 ms tick, never sleeping between \
+                 ticks: the scenario's line above says whether they block mid-tick)\n\n",
             );
             md.push_str(&iso);
         }
