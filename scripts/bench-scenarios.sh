@@ -59,6 +59,8 @@ capacity_counts() { # vcpus
 # its own tick group (cgroup `overloaded`): 3/4 x vCPUs runners that never
 # sleep, 70 ms of work per 50 ms tick (a lag machine).
 OVERLOADED_ARGS=(--period-ms 50 --work-ms 70 --game-server --seed 7)
+# bench.sh --overloaded-blocks N: its runners block N times a tick (1 ms each)
+overloaded_blocks() { (($1 == 0)) || OVERLOADED_ARGS+=(--blocks "$1"); }
 overloaded_runners() { echo $(((3 * $1 + 3) / 4)); }
 
 

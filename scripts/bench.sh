@@ -118,7 +118,7 @@ done
 [[ "$SECS" =~ ^[0-9]+$ && $SECS -ge 3 ]] || die "bench.sh: --seconds must be a whole number of at least 3"
 [[ "$OVERLOADED_BLOCKS" =~ ^[0-9]+$ && $OVERLOADED_BLOCKS -le 100 ]] \
   || die "bench.sh: --overloaded-blocks must be a whole number from 0 to 100"
-((OVERLOADED_BLOCKS == 0)) || OVERLOADED_ARGS+=(--blocks "$OVERLOADED_BLOCKS")
+overloaded_blocks "$OVERLOADED_BLOCKS"
 # --variant: checked here, before any guest boots; the real families'
 # guests get them as NAME=ARGS;NAME=ARGS (scripts/guest/bench-real.sh)
 VARIANT_NAMES=()

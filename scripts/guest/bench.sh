@@ -21,7 +21,7 @@ while [[ $# -gt 0 ]]; do
     --scenarios) SCENARIOS=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
     --schedulers) SCHEDS=$2; shift 2 ;;
-    --overloaded-blocks) ((${2:-0} == 0)) || OVERLOADED_ARGS+=(--blocks "$2"); shift 2 ;;
+    --overloaded-blocks) overloaded_blocks "$2"; shift 2 ;;
     *) die "guest/bench.sh: unknown option $1 (it is run by scripts/bench.sh)" ;;
   esac
 done
